@@ -1,0 +1,152 @@
+# alloctrace: top-level build.
+#
+# Each directory describes its own targets in a `module.mk` fragment that
+# this file includes; the fragments append to the lists below. Everything
+# built goes under build/, except the two products users run from the tree:
+# preload/liballoctrace.so and postproc/alloctrace-postproc.
+
+VERSION := 0.1.0
+PREFIX  ?= /usr/local
+B       := build
+
+# Every goal but these needs the Debian packages; install them before the
+# pkg-config calls below run, so a fresh machine needs only `make check`.
+# Recursive makes inherit AT_DEPS_DONE and do not check again.
+GOALS := $(or $(MAKECMDGOALS),all)
+ifneq ($(filter-out clean help deps,$(GOALS)),)
+ifndef AT_DEPS_DONE
+  DEPS_STATUS := $(shell scripts/install-deps >&2; echo $$?)
+  ifneq ($(DEPS_STATUS),0)
+    $(error alloctrace: build dependencies are missing (see the lines above))
+  endif
+  export AT_DEPS_DONE := 1
+endif
+endif
+
+CC      ?= cc
+CXX     ?= c++
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -Iinclude \
+               -DAT_VERSION='"$(VERSION)"' -DAT_BUILD_ROOT='"$(CURDIR)"'
+
+pc_cflags = $(shell pkg-config --cflags $(1))
+pc_libs   = $(shell pkg-config --libs $(1))
+
+# Sanitizers for the post-processor's test build.
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+# Lists the fragments extend. A fragment only appends to these and adds
+# rules for its own special files (test programs with unusual flags); the
+# generic rules below turn the lists into targets, so fragments can be read
+# in any order.
+PRODUCTS :=          # what `make` builds
+TESTS    :=          # extra test executables for `make check` (run after unit tests)
+BENCHES  :=          # benchmark entry points run by `make bench`
+CLEAN    :=          # extra files `make clean` removes
+POSTPROC_SRCS :=     # post-processor sources except postproc/main.c
+POSTPROC_PKGS :=     # pkg-config packages the post-processor links
+UNIT_TESTS :=        # tests/unit/NAME.c: cmocka, linked with the post-processor
+                     # objects built with ASan+UBSan
+INTEGRATION_TESTS := # tests/integration/NAME.c: cmocka, linked with tests/harness.c;
+                     # they run the real tracer and post-processor programs
+FUZZ_TARGETS :=      # tests/fuzz/NAME.c (LLVMFuzzerTestOneInput); corpus in tests/fuzz/NAME/
+TEST_DEPS :=         # what integration tests need built first (test programs)
+
+.PHONY: all check demo install fuzz bench clean deps help
+all:
+
+include $(sort $(wildcard preload/*.mk postproc/*.mk tests/*.mk examples/*.mk \
+                          bench/*.mk scripts/*.mk))
+
+# ---- post-processor ------------------------------------------------------
+PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) -Ipostproc $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
+PP_LIBS    = $(call pc_libs,$(sort $(POSTPROC_PKGS))) -lm
+PP_OBJS     := $(POSTPROC_SRCS:%.c=$(B)/%.o)
+PP_SAN_OBJS := $(POSTPROC_SRCS:%.c=$(B)/san/%.o)
+
+$(B)/postproc/%.o: postproc/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PP_CFLAGS) -MMD -MP -c $< -o $@
+$(B)/san/postproc/%.o: postproc/%.c
+	@mkdir -p $(@D)
+	$(CC) $(PP_CFLAGS) $(SAN_FLAGS) -MMD -MP -c $< -o $@
+
+ifneq ($(wildcard postproc/main.c),)
+PRODUCTS += postproc/alloctrace-postproc
+postproc/alloctrace-postproc: $(B)/postproc/main.o $(PP_OBJS)
+	$(CC) $(CFLAGS) $^ $(PP_LIBS) -o $@
+endif
+
+# ---- tests ---------------------------------------------------------------
+CMOCKA_CFLAGS = $(call pc_cflags,cmocka)
+CMOCKA_LIBS   = $(call pc_libs,cmocka)
+UNIT_BINS := $(UNIT_TESTS:tests/unit/%.c=$(B)/tests/unit/%)
+INT_BINS  := $(INTEGRATION_TESTS:tests/integration/%.c=$(B)/tests/integration/%)
+FUZZ_REPLAY_BINS := $(FUZZ_TARGETS:tests/fuzz/%.c=$(B)/tests/fuzz/replay_%)
+FUZZERS   := $(FUZZ_TARGETS:tests/fuzz/%.c=$(B)/fuzz/%)
+
+$(B)/tests/unit/%: tests/unit/%.c $(PP_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(PP_CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Itests $< $(PP_SAN_OBJS) $(PP_LIBS) $(CMOCKA_LIBS) -o $@
+
+$(B)/tests/harness.o: tests/harness.c tests/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CMOCKA_CFLAGS) -c $< -o $@
+$(B)/tests/integration/%: tests/integration/%.c $(B)/tests/harness.o tests/harness.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CMOCKA_CFLAGS) -Itests $< $(B)/tests/harness.o $(CMOCKA_LIBS) -lpthread -o $@
+
+# A fuzz target's corpus is replayed in `make check` by the same target
+# linked with a small driver under ASan+UBSan (no clang needed there).
+$(B)/tests/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(PP_SAN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(PP_CFLAGS) $(SAN_FLAGS) -DAT_CORPUS_DIR='"$(CURDIR)/tests/fuzz/$*"' $< tests/fuzz/replay.c $(PP_SAN_OBJS) $(PP_LIBS) -o $@
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined
+$(B)/fuzz/%: tests/fuzz/%.c $(POSTPROC_SRCS)
+	@mkdir -p $(@D)
+	clang $(filter-out -Werror,$(PP_CFLAGS)) $(FUZZ_CFLAGS) $< $(POSTPROC_SRCS) $(PP_LIBS) -o $@
+
+TESTS := $(UNIT_BINS) $(FUZZ_REPLAY_BINS) $(TESTS) $(INT_BINS)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+all: $(PRODUCTS)
+
+deps:
+	@scripts/install-deps
+
+# Runs every test; tests/run-tests prints each result and the closing
+# "N passed, N failed" line, and fails when anything failed.
+check: all $(TESTS) $(TEST_DEPS)
+	@tests/run-tests $(TESTS)
+
+demo: all
+	@examples/demo
+
+fuzz: $(FUZZERS)
+
+bench: all
+	@for b in $(BENCHES); do $$b || exit 1; done
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib/alloctrace $(DESTDIR)$(PREFIX)/bin \
+	           $(DESTDIR)$(PREFIX)/include/alloctrace $(DESTDIR)$(PREFIX)/share/alloctrace
+	install -m 755 preload/liballoctrace.so $(DESTDIR)$(PREFIX)/lib/alloctrace/
+	install -m 755 scripts/alloctrace $(DESTDIR)$(PREFIX)/bin/
+	[ ! -f postproc/alloctrace-postproc ] || install -m 755 postproc/alloctrace-postproc $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 include/alloctrace.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/alloctrace/*.h $(DESTDIR)$(PREFIX)/include/alloctrace/
+	[ ! -d share ] || cp -r share/. $(DESTDIR)$(PREFIX)/share/alloctrace/
+
+clean:
+	rm -rf $(B) $(PRODUCTS) $(CLEAN)
+
+help:
+	@echo "make          build preload/liballoctrace.so and postproc/alloctrace-postproc"
+	@echo "make check    build and run every test (installs build dependencies as root)"
+	@echo "make demo     trace examples/ and print the leak report"
+	@echo "make fuzz     build the libFuzzer targets (clang)"
+	@echo "make bench    run the benchmarks in bench/"
+	@echo "make install  PREFIX=/usr/local (DESTDIR honoured)"
+	@echo "make deps     install missing Debian packages"

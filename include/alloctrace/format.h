@@ -1,0 +1,77 @@
+/*
+ * alloctrace/format.h: what the tracer and the post-processor share about
+ * the trace text format (protocol 2.0, see docs/TEXT_FORMAT.md and
+ * shared/spec/TEXT_FORMAT.md). Only constants and the record syntax live
+ * here; each side has its own code to write and read it.
+ */
+#ifndef ALLOCTRACE_FORMAT_H
+#define ALLOCTRACE_FORMAT_H
+
+#define AT_PROTOCOL_VERSION "2.0"
+#define AT_ORIGIN_NAME "alloctrace"
+
+/* Header keys, in the order they are written. Each field is written
+ * "key=value, ", the last one too. */
+#define AT_HDR_VERSION   "version"
+#define AT_HDR_ARCH      "arch"
+#define AT_HDR_TIMESTAMP "timestamp"       /* yyyy.mm.dd HH:MM:SS, local */
+#define AT_HDR_PROCESS   "process"
+#define AT_HDR_PID       "pid"
+#define AT_HDR_FILTER    "filter"          /* subset of leaks|compress|resolve */
+#define AT_HDR_DEPTH     "backtrace depth"
+#define AT_HDR_ORIGIN    "origin"
+#define AT_HDR_FIELD_END ", "
+
+#define AT_FILTER_LEAKS    "leaks"
+#define AT_FILTER_COMPRESS "compress"
+#define AT_FILTER_RESOLVE  "resolve"
+
+/* The resource the tracer registers: bit 1, always. */
+#define AT_RES_MEMORY_BIT  0x1u
+#define AT_RES_MEMORY_NAME "memory"
+#define AT_RES_MEMORY_DESC "memory allocation in bytes"
+
+/* Line prefixes. */
+#define AT_MAP_PREFIX      ": "           /* ": PATH => 0xSTART-0xEND" */
+#define AT_MAP_ARROW       " => "
+#define AT_BUILD_ID_PREFIX "## build-id: " /* "## build-id: PATH => HEX" */
+#define AT_CTX_PREFIX      "@ "           /* "@ BIT : NAME" */
+#define AT_ATTACH_PREFIX   "& "           /* "& NAME : PATH" */
+#define AT_TEMP_COMMENT    "# "           /* dropped by readers */
+#define AT_ALLOC_SUMMARY   "# allocation summary: "
+
+/* Resolved frame text forms (section 5). */
+#define AT_FRAME_AT       " at "
+#define AT_FRAME_FROM     "from "
+#define AT_FRAME_UNKNOWN  "in ??"
+#define AT_FRAME_INLINED  " [inlined]"
+
+/* The allocation functions, as written in call records. */
+#define AT_FN_MALLOC         "malloc"
+#define AT_FN_CALLOC         "calloc"
+#define AT_FN_REALLOC        "realloc"
+#define AT_FN_REALLOCARRAY   "reallocarray"
+#define AT_FN_FREE           "free"
+#define AT_FN_POSIX_MEMALIGN "posix_memalign"
+#define AT_FN_ALIGNED_ALLOC  "aligned_alloc"
+#define AT_FN_MEMALIGN       "memalign"
+#define AT_FN_VALLOC         "valloc"
+#define AT_FN_PVALLOC        "pvalloc"
+
+/* Limits both sides agree on. */
+#define AT_DEFAULT_DEPTH 32
+#define AT_MAX_DEPTH     256
+#define AT_MAX_CONTEXTS  32   /* context bits 0x1 .. 0x80000000 */
+
+/* Environment variables the tracer reads (the launcher sets them). */
+#define AT_ENV_OUTPUT      "ALLOCTRACE_OUTPUT"
+#define AT_ENV_DEPTH       "ALLOCTRACE_DEPTH"
+#define AT_ENV_TIMESTAMPS  "ALLOCTRACE_TIMESTAMPS"
+#define AT_ENV_FREE_BT     "ALLOCTRACE_FREE_BACKTRACES"
+#define AT_ENV_START       "ALLOCTRACE_START"        /* enabled|disabled */
+#define AT_ENV_TOGGLE_SIG  "ALLOCTRACE_TOGGLE_SIGNAL"
+#define AT_ENV_FOLLOW_FORK "ALLOCTRACE_FOLLOW_FORK"
+#define AT_ENV_FOLLOW_EXEC "ALLOCTRACE_FOLLOW_EXEC"
+#define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
+
+#endif

@@ -1,0 +1,59 @@
+/*
+ * tests/harness.h: what integration tests share. They run the real tracer
+ * and the real post-processor as a user would (programs, environment,
+ * files), so the harness only spawns processes and reads what they wrote.
+ */
+#ifndef AT_TEST_HARNESS_H
+#define AT_TEST_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+/* The build tree's root ("$(CURDIR)" of the Makefile). */
+const char *h_root(void);
+
+/* h_path("preload/liballoctrace.so") -> absolute path in the build tree. */
+char *h_path(const char *relative);
+
+/* A new empty directory under $TMPDIR, removed by h_cleanup(). */
+char *h_tmpdir(void);
+void h_cleanup(void);
+
+/* The result of a command: exit status (128+N when killed by signal N),
+ * and everything it wrote. */
+typedef struct h_result {
+    int status;
+    char *out;
+    char *err;
+} h_result;
+
+/* Runs argv (NULL-terminated) with extra environment entries added
+ * ("NAME=VALUE", NULL-terminated, may be NULL), in directory cwd (NULL:
+ * current). Standard input is /dev/null. */
+h_result h_run(const char *const argv[], const char *const env[], const char *cwd);
+
+/* Runs a shell command line built from a printf format. */
+h_result h_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs argv under the tracer (LD_PRELOAD of the built library), writing
+ * the trace to `trace_path`. Extra environment as for h_run. */
+h_result h_trace(const char *trace_path, const char *const argv[], const char *const env[]);
+
+void h_result_free(h_result *r);
+
+/* The whole file, NUL-terminated (NULL if it cannot be read). */
+char *h_read_file(const char *path, size_t *len);
+
+/* Number of lines of `text` that match the POSIX extended regex `re`. */
+size_t h_count_lines(const char *text, const char *re);
+
+/* The first line of `text` matching `re`, as a new string (NULL if none). */
+char *h_find_line(const char *text, const char *re);
+
+/* Formats into a new string. */
+char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
