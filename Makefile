@@ -54,6 +54,8 @@ FUZZ_TARGETS :=      # tests/fuzz/NAME.c (LLVMFuzzerTestOneInput); corpus in tes
 TEST_DEPS :=         # what integration tests need built first (test programs)
 
 .PHONY: all check demo install fuzz bench clean deps help
+# Objects and test programs are never removed as intermediates.
+.SECONDARY:
 all:
 
 include $(sort $(wildcard preload/*.mk postproc/*.mk tests/*.mk examples/*.mk \

@@ -1,0 +1,173 @@
+/*
+ * postproc/stack.c: the interning table behind stack.h. Open addressing on
+ * the stack hash; stacks and frame texts live in an arena that only grows,
+ * because interned stacks are never freed before the run ends.
+ */
+#include "stack.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_CHUNK (1u << 20)
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t used, size;
+    max_align_t data[];
+} arena_chunk;
+
+struct at_stack_table {
+    const at_stack **slots; /* hash table, power-of-two size */
+    uint32_t nslots;
+    const at_stack **by_id;
+    uint32_t count, cap;
+    arena_chunk *chunks;
+};
+
+static void *xalloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p) {
+        fputs("alloctrace-postproc: out of memory\n", stderr);
+        abort();
+    }
+    return p;
+}
+
+static void *arena_alloc(at_stack_table *t, size_t n)
+{
+    n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+    arena_chunk *c = t->chunks;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+        c = xalloc(sizeof *c + size);
+        c->size = size;
+        c->next = t->chunks;
+        t->chunks = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+at_stack_table *at_stacks_new(void)
+{
+    at_stack_table *t = xalloc(sizeof *t);
+    t->nslots = 1024;
+    t->slots = xalloc(t->nslots * sizeof *t->slots);
+    return t;
+}
+
+void at_stacks_free(at_stack_table *t)
+{
+    if (!t)
+        return;
+    for (arena_chunk *c = t->chunks, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    free(t->slots);
+    free(t->by_id);
+    free(t);
+}
+
+/* FNV-1a over addresses and texts. */
+static uint64_t hash_frames(const at_frame *frames, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t a = frames[i].addr;
+        for (int b = 0; b < 8; b++) {
+            h ^= (a >> (8 * b)) & 0xff;
+            h *= 0x100000001b3ull;
+        }
+        for (const char *s = frames[i].text; s && *s; s++) {
+            h ^= (unsigned char)*s;
+            h *= 0x100000001b3ull;
+        }
+        h ^= 0xff; /* separates "text" from "tex" + "t" */
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int same_text(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static int same_frames(const at_stack *s, const at_frame *frames, uint32_t n)
+{
+    if (s->nframes != n)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (s->frames[i].addr != frames[i].addr || !same_text(s->frames[i].text, frames[i].text))
+            return 0;
+    return 1;
+}
+
+static void grow(at_stack_table *t)
+{
+    uint32_t n = t->nslots * 2;
+    const at_stack **slots = xalloc(n * sizeof *slots);
+    for (uint32_t i = 0; i < t->nslots; i++) {
+        const at_stack *s = t->slots[i];
+        if (!s)
+            continue;
+        uint32_t j = (uint32_t)s->hash & (n - 1);
+        while (slots[j])
+            j = (j + 1) & (n - 1);
+        slots[j] = s;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = n;
+}
+
+const char *at_stacks_strdup(at_stack_table *t, const char *s, size_t len)
+{
+    char *copy = arena_alloc(t, len + 1);
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    return copy;
+}
+
+const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint32_t n)
+{
+    uint64_t h = hash_frames(frames, n);
+    uint32_t i = (uint32_t)h & (t->nslots - 1);
+    for (; t->slots[i]; i = (i + 1) & (t->nslots - 1))
+        if (t->slots[i]->hash == h && same_frames(t->slots[i], frames, n))
+            return t->slots[i];
+
+    at_stack *s = arena_alloc(t, sizeof *s + n * sizeof(at_frame));
+    s->id = t->count;
+    s->nframes = n;
+    s->hash = h;
+    for (uint32_t k = 0; k < n; k++) {
+        s->frames[k].addr = frames[k].addr;
+        s->frames[k].text = frames[k].text ? at_stacks_strdup(t, frames[k].text, strlen(frames[k].text)) : NULL;
+    }
+    t->slots[i] = s;
+    if (t->count == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        const at_stack **by_id = realloc(t->by_id, t->cap * sizeof *by_id);
+        if (!by_id)
+            abort();
+        t->by_id = by_id;
+    }
+    t->by_id[t->count++] = s;
+    if (t->count * 2 > t->nslots)
+        grow(t);
+    return s;
+}
+
+uint32_t at_stacks_count(const at_stack_table *t) { return t->count; }
+
+const at_stack *at_stacks_get(const at_stack_table *t, uint32_t id)
+{
+    return id < t->count ? t->by_id[id] : NULL;
+}

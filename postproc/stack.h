@@ -1,0 +1,45 @@
+/*
+ * postproc/stack.h: interned backtraces. Every distinct frame list is
+ * stored once and referred to by pointer, so leaks pairing, compression,
+ * resolving and filtering all work per distinct stack (a million calls over
+ * a few thousand stacks cost a few thousand of each), and two calls have
+ * the same backtrace exactly when their stack pointers are equal.
+ */
+#ifndef AT_STACK_H
+#define AT_STACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One frame line: "\t0xADDR" and the optional text after it, kept verbatim
+ * (NULL when the frame is unresolved). An inlined call is a frame of its
+ * own with the same address. */
+typedef struct at_frame {
+    uint64_t addr;
+    const char *text; /* owned by the stack table */
+} at_frame;
+
+typedef struct at_stack {
+    uint32_t id;      /* dense: 0, 1, 2, ... in order of first interning */
+    uint32_t nframes;
+    uint64_t hash;
+    at_frame frames[]; /* innermost first, as the format writes them */
+} at_stack;
+
+typedef struct at_stack_table at_stack_table;
+
+at_stack_table *at_stacks_new(void);
+void at_stacks_free(at_stack_table *t);
+
+/* The interned stack equal to frames[0..n): texts are compared too, and
+ * copied on first interning. Never NULL (aborts on out-of-memory). */
+const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint32_t n);
+
+/* Number of distinct stacks, and the stack with a given id. */
+uint32_t at_stacks_count(const at_stack_table *t);
+const at_stack *at_stacks_get(const at_stack_table *t, uint32_t id);
+
+/* A string copied into the table's storage, freed with the table. */
+const char *at_stacks_strdup(at_stack_table *t, const char *s, size_t len);
+
+#endif
