@@ -1,0 +1,2 @@
+# The leak gate (alloctrace --check): judging, baselines, JSON and JUnit results.
+POSTPROC_SRCS += postproc/gate.c postproc/baseline.c
