@@ -1,0 +1,208 @@
+/*
+ * preload/config.c: the environment (names in alloctrace/format.h).
+ *
+ * Read once at start-up. A bad value is reported in one line on stderr and
+ * the program then runs untraced: the tracer never breaks its host.
+ * Booleans take 1/0, yes/no, on/off, true/false.
+ *
+ * Output path: ALLOCTRACE_OUTPUT, where "%p" becomes the pid and "%%" a
+ * "%"; by default alloctrace.PROCESS.PID.txt in the working directory
+ * (PROCESS: the program's base name). A forked child needs a name of its
+ * own: a path with %p gets the child's pid, the default name too, and a
+ * fixed path gets ".PID" appended.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tracer.h"
+
+struct at_config at_cfg = {
+    .depth = AT_DEFAULT_DEPTH,
+    .timestamps = 1,
+    .free_backtraces = 0,
+    .start_enabled = 1,
+    .toggle_signal = 0,
+    .follow_fork = 1,
+    .follow_exec = 0,
+    .leaks_mode = 0,
+};
+
+static int bad(const char *name, const char *value, const char *want)
+{
+    char msg[512];
+    size_t n = 0;
+    const char *parts[] = { name, "=", value, ": ", want, "; running untraced" };
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        size_t l = strlen(parts[i]);
+        if (n + l >= sizeof msg)
+            l = sizeof msg - 1 - n;
+        memcpy(msg + n, parts[i], l);
+        n += l;
+    }
+    msg[n] = '\0';
+    at_warn(msg, "", "");
+    return -1;
+}
+
+static int parse_bool(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (!v)
+        return 0;
+    static const char *yes[] = { "1", "yes", "on", "true" }, *no[] = { "0", "no", "off", "false" };
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(v, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return bad(name, v, "expected 1 or 0 (yes/no, on/off, true/false)");
+}
+
+static int parse_depth(void)
+{
+    const char *v = getenv(AT_ENV_DEPTH);
+    if (!v)
+        return 0;
+    char *end;
+    long d = strtol(v, &end, 10);
+    if (!*v || *end || d < 0 || d > AT_MAX_DEPTH)
+        return bad(AT_ENV_DEPTH, v, "expected a number from 0 to 256");
+    at_cfg.depth = (int)d;
+    return 0;
+}
+
+static int parse_signal(void)
+{
+    const char *v = getenv(AT_ENV_TOGGLE_SIG);
+    if (!v || !*v)
+        return 0;
+    const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
+    static const struct { const char *name; int sig; } names[] = {
+        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "PROF", SIGPROF },
+        { "WINCH", SIGWINCH }, { "URG", SIGURG }, { "PWR", SIGPWR },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcasecmp(s, names[i].name) == 0) {
+            at_cfg.toggle_signal = names[i].sig;
+            return 0;
+        }
+    if (strncasecmp(s, "RTMIN+", 6) == 0 || (*s >= '0' && *s <= '9')) {
+        char *end;
+        long n = strtol(*s >= '0' && *s <= '9' ? s : s + 6, &end, 10);
+        if (!*end) {
+            long sig = (*s >= '0' && *s <= '9') ? n : SIGRTMIN + n;
+            if (sig > 0 && sig <= SIGRTMAX && sig != SIGKILL && sig != SIGSTOP &&
+                sig != SIGSEGV && sig != SIGBUS && sig != SIGABRT) {
+                at_cfg.toggle_signal = (int)sig;
+                return 0;
+            }
+        }
+    }
+    return bad(AT_ENV_TOGGLE_SIG, v, "expected a signal such as USR2, SIGUSR1, RTMIN+3 or a number");
+}
+
+static int parse_start(void)
+{
+    const char *v = getenv(AT_ENV_START);
+    if (!v)
+        return 0;
+    if (strcasecmp(v, "enabled") == 0 || strcmp(v, "1") == 0)
+        at_cfg.start_enabled = 1;
+    else if (strcasecmp(v, "disabled") == 0 || strcmp(v, "0") == 0)
+        at_cfg.start_enabled = 0;
+    else
+        return bad(AT_ENV_START, v, "expected enabled or disabled");
+    return 0;
+}
+
+static int parse_mode(void)
+{
+    const char *v = getenv(AT_ENV_MODE);
+    if (!v)
+        return 0;
+    if (strcmp(v, "full") == 0)
+        at_cfg.leaks_mode = 0;
+    else if (strcmp(v, "leaks") == 0)
+        at_cfg.leaks_mode = 1;
+    else
+        return bad(AT_ENV_MODE, v, "expected full or leaks");
+    return 0;
+}
+
+static int parse_output(void)
+{
+    const char *v = getenv(AT_ENV_OUTPUT);
+    if (!v)
+        return 0;
+    if (!*v)
+        return bad(AT_ENV_OUTPUT, v, "expected a file name");
+    if (strlen(v) >= sizeof at_cfg.output - 32)
+        return bad(AT_ENV_OUTPUT, v, "name too long");
+    for (const char *p = v; *p; p++)
+        if (*p == '%' && p[1] != 'p' && p[1] != '%')
+            return bad(AT_ENV_OUTPUT, v, "only %p (the pid) and %% may follow a %");
+        else if (*p == '%')
+            p++;
+    strcpy(at_cfg.output, v);
+    return 0;
+}
+
+int at_config_load(void)
+{
+    if (parse_output() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
+        parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
+        parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
+        parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode())
+        return -1;
+    return 0;
+}
+
+/* Appends s, bounded. */
+static char *add(char *p, char *end, const char *s)
+{
+    while (*s && p < end)
+        *p++ = *s++;
+    return p;
+}
+
+void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
+{
+    char *p = out, *end = out + cap - 24;
+    char num[24];
+    num[at_fmt_dec(num, (uint64_t)pid)] = '\0';
+    if (!at_cfg.output[0]) {
+        extern char *program_invocation_short_name;
+        p = add(p, end, "alloctrace.");
+        p = add(p, end, program_invocation_short_name);
+        p = add(p, end, ".");
+        p = add(p, end, num);
+        p = add(p, end, ".txt");
+        *p = '\0';
+        return;
+    }
+    int had_pid = 0;
+    for (const char *s = at_cfg.output; *s && p < end; s++) {
+        if (s[0] == '%' && s[1] == 'p') {
+            p = add(p, end, num);
+            had_pid = 1;
+            s++;
+        } else if (s[0] == '%' && s[1] == '%') {
+            *p++ = '%';
+            s++;
+        } else {
+            *p++ = *s;
+        }
+    }
+    if (child && !had_pid) {
+        p = add(p, end, ".");
+        p = add(p, end, num);
+    }
+    *p = '\0';
+}

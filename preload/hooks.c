@@ -1,0 +1,410 @@
+/*
+ * preload/hooks.c: the interposed malloc family.
+ *
+ * Each hook calls the real allocator (found with dlsym(RTLD_NEXT)) and,
+ * when tracing is on and this thread is not already inside the tracer,
+ * records the event. Decisions:
+ *
+ * - Bootstrap: dlsym itself allocates (dlerror state) before the real
+ *   functions are known. Those requests are served from a static arena;
+ *   arena memory never reaches libc: free of it is a no-op, realloc of it
+ *   copies out.
+ * - Reentrancy: the thread-local at_guard (initial-exec TLS, so reading it
+ *   never allocates) is held while the tracer runs; anything allocated
+ *   meanwhile - by the tracer, libunwind, the loader, a signal handler that
+ *   interrupts us - goes straight to libc, untraced. A signal handler can
+ *   therefore never wait on a lock its own thread holds.
+ * - A release is recorded (and so numbered and placed in the file) before
+ *   the memory goes back to libc; an allocation after libc returned it.
+ *   Together that makes index order the true order even when another
+ *   thread receives the same address at once.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+struct at_real at_real;
+volatile int at_state = AT_STATE_UNINIT;
+volatile int at_enabled = 1;
+__thread int at_guard AT_TLS;
+__thread uint32_t at_ctx_mask AT_TLS;
+
+/* ---- bootstrap arena ----------------------------------------------------- */
+
+#define ARENA_SIZE (256 * 1024)
+static _Alignas(64) char arena[ARENA_SIZE];
+static atomic_size_t arena_used;
+
+static int in_arena(const void *p)
+{
+    return (const char *)p >= arena && (const char *)p < arena + ARENA_SIZE;
+}
+
+/* Each arena block is preceded by its size, so realloc can copy it out. */
+static void *arena_alloc(size_t n, size_t align)
+{
+    if (align < 16)
+        align = 16;
+    for (;;) {
+        size_t used = atomic_load(&arena_used);
+        size_t start = (used + sizeof(size_t) + align - 1) & ~(align - 1);
+        if (start + n > ARENA_SIZE || start + n < start)
+            return NULL;
+        if (atomic_compare_exchange_weak(&arena_used, &used, start + n)) {
+            memcpy(arena + start - sizeof(size_t), &n, sizeof n);
+            return arena + start;   /* static storage: already zero */
+        }
+    }
+}
+
+static size_t arena_size(const void *p)
+{
+    size_t n;
+    memcpy(&n, (const char *)p - sizeof n, sizeof n);
+    return n;
+}
+
+/* ---- real functions -------------------------------------------------------- */
+
+static atomic_int resolving;
+
+void at_resolve_real(void)
+{
+    if (at_real.free)
+        return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&resolving, &expected, 1))
+        return;   /* dlsym is allocating: the caller falls back to the arena */
+    struct at_real r;
+    r.malloc = dlsym(RTLD_NEXT, "malloc");
+    r.calloc = dlsym(RTLD_NEXT, "calloc");
+    r.realloc = dlsym(RTLD_NEXT, "realloc");
+    r.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
+    r.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+    r.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+    r.memalign = dlsym(RTLD_NEXT, "memalign");
+    r.valloc = dlsym(RTLD_NEXT, "valloc");
+    r.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+    r.free = dlsym(RTLD_NEXT, "free");
+    /* free last: it is the "resolved" flag. */
+    at_real.malloc = r.malloc;
+    at_real.calloc = r.calloc;
+    at_real.realloc = r.realloc;
+    at_real.reallocarray = r.reallocarray;
+    at_real.posix_memalign = r.posix_memalign;
+    at_real.aligned_alloc = r.aligned_alloc;
+    at_real.memalign = r.memalign;
+    at_real.valloc = r.valloc;
+    at_real.pvalloc = r.pvalloc;
+    __atomic_store_n(&at_real.free, r.free, __ATOMIC_RELEASE);
+    atomic_store(&resolving, 0);
+}
+
+static inline int ready(void)
+{
+    if (__builtin_expect(__atomic_load_n(&at_real.free, __ATOMIC_ACQUIRE) != NULL, 1))
+        return 1;
+    at_resolve_real();
+    return at_real.free != NULL;
+}
+
+/* Whether this call is to be traced; on yes the guard is taken. */
+static inline int enter(void)
+{
+    if (__builtin_expect(at_guard || at_state != AT_STATE_ACTIVE || !at_enabled, 0))
+        return 0;
+    at_guard = 1;
+    return 1;
+}
+
+/* Releases are followed even while tracing is switched off in leaks mode,
+ * so blocks allocated while on and freed while off are not reported. */
+static inline int enter_release(void)
+{
+    if (__builtin_expect(at_guard || at_state != AT_STATE_ACTIVE, 0))
+        return 0;
+    if (!at_enabled && !at_cfg.leaks_mode)
+        return 0;
+    at_guard = 1;
+    return 1;
+}
+
+static inline void leave(void) { at_guard = 0; }
+
+/* ---- recording ----------------------------------------------------------- */
+
+static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size, void *p,
+                                                   uint64_t alignment)
+{
+    int depth = at_cfg.depth;
+    void *frames[depth + 1];
+    struct at_event e = {
+        .fn = fn, .size = size, .id = (uintptr_t)p, .alignment = alignment,
+        .ctx = at_ctx_mask, .frames = frames,
+    };
+    e.nframes = at_unwind(frames, depth);
+    if (at_cfg.timestamps)
+        e.time_us = at_now_us();
+    at_maps_check();
+    if (at_cfg.leaks_mode) {
+        at_live_add(&e, at_next_index());
+        return;
+    }
+    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
+    at_commit(buf, at_format_body(buf, &e));
+}
+
+static __attribute__((noinline)) void record_release(enum at_fn fn, void *p)
+{
+    if (at_cfg.leaks_mode) {
+        at_next_index();
+        at_live_remove((uintptr_t)p, NULL);
+        return;
+    }
+    int depth = at_cfg.free_backtraces ? at_cfg.depth : 0;
+    void *frames[depth + 1];
+    struct at_event e = {
+        .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .frames = frames,
+    };
+    if (depth) {
+        e.nframes = at_unwind(frames, depth);
+        at_maps_check();
+    }
+    if (at_cfg.timestamps)
+        e.time_us = at_now_us();
+    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
+    at_commit(buf, at_format_body(buf, &e));
+}
+
+static void *op_realloc(void *p, size_t n, size_t m)
+{
+    (void)m;
+    return at_real.realloc(p, n);
+}
+
+static void *op_reallocarray(void *p, size_t n, size_t m)
+{
+    return at_real.reallocarray(p, n, m);
+}
+
+/* realloc(p, n) with p != NULL, traced: a release, then an allocation. */
+static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, size_t n,
+                                                      size_t m, uint64_t total)
+{
+    void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
+    int depth = at_cfg.depth;
+    void *frames[depth + 1];
+    int nframes = at_unwind(frames, depth);
+    uint64_t now = at_cfg.timestamps ? at_now_us() : 0;
+    struct at_event rel = {
+        .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .time_us = now,
+        .frames = frames, .nframes = at_cfg.free_backtraces ? nframes : 0,
+    };
+    struct at_event alloc = {
+        .fn = fn, .size = total, .ctx = at_ctx_mask, .time_us = now,
+        .frames = frames, .nframes = nframes,
+    };
+    if (at_cfg.leaks_mode) {
+        struct at_live_block saved;
+        int was_live = at_live_remove((uintptr_t)p, &saved);
+        void *q = op(p, n, m);
+        if (!q && total != 0) {          /* failed: p is still the caller's */
+            if (was_live)
+                at_live_restore(&saved);
+            return NULL;
+        }
+        at_next_index();
+        if (q) {
+            alloc.id = (uintptr_t)q;
+            at_maps_check();
+            at_live_add(&alloc, at_next_index());
+        }
+        return q;
+    }
+    at_maps_check();
+    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
+    size_t len = at_format_body(buf, &rel);
+    return at_commit_realloc(buf, len, &alloc, p, n, m, op);
+}
+
+/* ---- the interposed functions --------------------------------------------- */
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT void *malloc(size_t n)
+{
+    if (!ready())
+        return arena_alloc(n, 16);
+    if (!enter())
+        return at_real.malloc(n);
+    void *p = at_real.malloc(n);
+    if (p)
+        record_alloc(AT_MALLOC, n, p, 0);
+    leave();
+    return p;
+}
+
+EXPORT void *calloc(size_t n, size_t m)
+{
+    if (!ready()) {
+        size_t total;
+        return __builtin_mul_overflow(n, m, &total) ? NULL : arena_alloc(total, 16);
+    }
+    if (!enter())
+        return at_real.calloc(n, m);
+    void *p = at_real.calloc(n, m);
+    if (p)
+        record_alloc(AT_CALLOC, (uint64_t)n * m, p, 0);
+    leave();
+    return p;
+}
+
+EXPORT void free(void *p)
+{
+    if (!p || in_arena(p))
+        return;
+    if (!ready())
+        return;
+    if (enter_release()) {
+        record_release(AT_FREE, p);
+        leave();
+    }
+    at_real.free(p);
+}
+
+/* Arena blocks are copied out into real memory; the copy is a new block. */
+static void *realloc_from_arena(void *p, size_t total)
+{
+    void *q = malloc(total);
+    if (q) {
+        size_t old = arena_size(p);
+        memcpy(q, p, old < total ? old : total);
+    }
+    return q;
+}
+
+EXPORT void *realloc(void *p, size_t n)
+{
+    if (!ready()) {
+        void *q = arena_alloc(n, 16);
+        if (q && p)
+            memcpy(q, p, arena_size(p) < n ? arena_size(p) : n);
+        return q;
+    }
+    if (in_arena(p))
+        return realloc_from_arena(p, n);
+    if (!p) {
+        if (!enter())
+            return at_real.realloc(NULL, n);
+        void *q = at_real.realloc(NULL, n);
+        if (q)
+            record_alloc(AT_REALLOC, n, q, 0);
+        leave();
+        return q;
+    }
+    if (!enter_release())
+        return at_real.realloc(p, n);
+    void *q = record_realloc(AT_REALLOC, p, n, 0, n);
+    leave();
+    return q;
+}
+
+EXPORT void *reallocarray(void *p, size_t n, size_t m)
+{
+    size_t total;
+    if (__builtin_mul_overflow(n, m, &total)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!ready() || in_arena(p))
+        return realloc(p, total);
+    if (!p) {
+        if (!enter())
+            return at_real.reallocarray(NULL, n, m);
+        void *q = at_real.reallocarray(NULL, n, m);
+        if (q)
+            record_alloc(AT_REALLOCARRAY, total, q, 0);
+        leave();
+        return q;
+    }
+    if (!enter_release())
+        return at_real.reallocarray(p, n, m);
+    void *q = record_realloc(AT_REALLOCARRAY, p, n, m, total);
+    leave();
+    return q;
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (!ready()) {
+        void *p = arena_alloc(n, align);
+        if (!p)
+            return ENOMEM;
+        *out = p;
+        return 0;
+    }
+    if (!enter())
+        return at_real.posix_memalign(out, align, n);
+    int rc = at_real.posix_memalign(out, align, n);
+    if (rc == 0)
+        record_alloc(AT_POSIX_MEMALIGN, n, *out, align);
+    leave();
+    return rc;
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    if (!ready())
+        return arena_alloc(n, align);
+    if (!enter())
+        return at_real.aligned_alloc(align, n);
+    void *p = at_real.aligned_alloc(align, n);
+    if (p)
+        record_alloc(AT_ALIGNED_ALLOC, n, p, align);
+    leave();
+    return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+    if (!ready())
+        return arena_alloc(n, align);
+    if (!enter())
+        return at_real.memalign(align, n);
+    void *p = at_real.memalign(align, n);
+    if (p)
+        record_alloc(AT_MEMALIGN, n, p, align);
+    leave();
+    return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+    if (!ready())
+        return arena_alloc(n, 4096);
+    if (!enter())
+        return at_real.valloc(n);
+    void *p = at_real.valloc(n);
+    if (p)
+        record_alloc(AT_VALLOC, n, p, 0);
+    leave();
+    return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+    if (!ready())
+        return arena_alloc(n, 4096);
+    if (!enter())
+        return at_real.pvalloc(n);
+    void *p = at_real.pvalloc(n);
+    if (p)
+        record_alloc(AT_PVALLOC, n, p, 0);
+    leave();
+    return p;
+}

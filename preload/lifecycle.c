@@ -1,0 +1,344 @@
+/*
+ * preload/lifecycle.c: start-up, fork, exec, exit and fatal signals.
+ *
+ * - Start-up runs as a constructor, with the guard held: whatever the
+ *   tracer allocates while reading the environment, loading libunwind and
+ *   scanning maps goes untraced. A bad configuration leaves the tracer off.
+ * - exec: unless follow-exec is set, our entry is removed from LD_PRELOAD
+ *   at start-up (in environ, which exec'd children inherit) - editing once
+ *   there is cheaper and covers every exec variant, posix_spawn and
+ *   system(). Before an exec the buffer is written (the image is about to
+ *   vanish); the exec family is interposed for that.
+ * - fork: pthread_atfork handlers hold every tracer lock across fork, so
+ *   the child never inherits a lock held by a thread that does not exist
+ *   there. The child drops the parent's buffer (the parent writes it) and
+ *   either starts its own file (opened at its first write, so a child that
+ *   only execs leaves no empty file) or runs untraced.
+ * - exit: the destructor writes everything, then the writer turns
+ *   unbuffered so that frees made later in exit (stdio, other threads) are
+ *   still recorded. _exit and _Exit are interposed to write first, since
+ *   they skip destructors. Only the process the file belongs to writes: a
+ *   vfork child shares our memory.
+ * - Fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE), when the
+ *   program has no handler of its own yet: write what is buffered with
+ *   async-signal-safe calls, then re-raise with the default action.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static pid_t my_pid;
+static atomic_int finished;
+
+void at_warn(const char *a, const char *b, const char *c)
+{
+    char msg[1024];
+    size_t n = 0;
+    const char *parts[] = { "alloctrace: ", a, b, c, "\n" };
+    for (int i = 0; i < 5; i++) {
+        size_t l = strlen(parts[i]);
+        if (n + l > sizeof msg - 2)
+            l = sizeof msg - 2 - n;
+        memcpy(msg + n, parts[i], l);
+        n += l;
+    }
+    if (msg[n - 1] != '\n')
+        msg[n++] = '\n';
+    ssize_t w = write(2, msg, n);
+    (void)w;
+}
+
+/* ---- LD_PRELOAD -------------------------------------------------------- */
+
+static int is_us(const char *entry, size_t len)
+{
+    static const char me[] = "liballoctrace.so";
+    size_t m = sizeof me - 1;
+    return len >= m && memcmp(entry + len - m, me, m) == 0 &&
+           (len == m || entry[len - m - 1] == '/');
+}
+
+static void strip_ld_preload(void)
+{
+    const char *v = getenv("LD_PRELOAD");
+    if (!v)
+        return;
+    size_t len = strlen(v);
+    char out[len + 1];
+    size_t o = 0;
+    for (const char *p = v; *p;) {
+        while (*p == ':' || *p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ':' && *e != ' ')
+            e++;
+        if (e > p && !is_us(p, (size_t)(e - p))) {
+            if (o)
+                out[o++] = ':';
+            memcpy(out + o, p, (size_t)(e - p));
+            o += (size_t)(e - p);
+        }
+        p = e;
+    }
+    out[o] = '\0';
+    if (o)
+        setenv("LD_PRELOAD", out, 1);
+    else
+        unsetenv("LD_PRELOAD");
+}
+
+/* ---- exit ------------------------------------------------------------- */
+
+void at_finish(void)
+{
+    if (at_state != AT_STATE_ACTIVE || getpid() != my_pid)
+        return;
+    int saved = at_guard;
+    at_guard = 1;
+    if (at_cfg.leaks_mode) {
+        if (!atomic_exchange(&finished, 1)) {
+            at_maps_check();
+            at_live_write();
+            at_writer_flush();
+            at_state = AT_STATE_OFF;
+        }
+    } else {
+        at_writer_flush();
+        if (!atomic_exchange(&finished, 1))
+            at_writer_unbuffered();
+    }
+    at_guard = saved;
+}
+
+__attribute__((destructor)) static void at_fini(void)
+{
+    at_finish();
+}
+
+static __attribute__((noreturn)) void exit_now(int status)
+{
+    /* A signal handler that interrupted the tracer on this thread may call
+     * _exit: the locks may be ours, so take the emergency path. */
+    if (at_guard && at_state == AT_STATE_ACTIVE && getpid() == my_pid)
+        at_writer_emergency_flush();
+    else
+        at_finish();
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+EXPORT void _exit(int status) { exit_now(status); }
+EXPORT void _Exit(int status) { exit_now(status); }
+
+/* ---- exec ------------------------------------------------------------- */
+
+static void before_exec(void)
+{
+    if (at_state != AT_STATE_ACTIVE || at_guard)
+        return;
+    at_guard = 1;
+    at_writer_flush();
+    at_guard = 0;
+}
+
+#define REAL(name, type) \
+    static type real_##name; \
+    if (!real_##name) \
+        real_##name = (type)dlsym(RTLD_NEXT, #name)
+
+typedef int (*execve_t)(const char *, char *const[], char *const[]);
+typedef int (*execv_t)(const char *, char *const[]);
+typedef int (*fexecve_t)(int, char *const[], char *const[]);
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    REAL(execve, execve_t);
+    before_exec();
+    return real_execve(path, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+    REAL(execv, execv_t);
+    before_exec();
+    return real_execv(path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+    REAL(execvp, execv_t);
+    before_exec();
+    return real_execvp(file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    REAL(execvpe, execve_t);
+    before_exec();
+    return real_execvpe(file, argv, envp);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    REAL(fexecve, fexecve_t);
+    before_exec();
+    return real_fexecve(fd, argv, envp);
+}
+
+/* The execl family: collect the list into an array, then the v form. */
+#define COLLECT_ARGS(arg, ap, argv, extra) \
+    size_t argc_ = 1; \
+    va_start(ap, arg); \
+    while (va_arg(ap, const char *)) \
+        argc_++; \
+    va_end(ap); \
+    const char *argv[argc_ + 1]; \
+    argv[0] = arg; \
+    va_start(ap, arg); \
+    for (size_t i_ = 1; i_ <= argc_; i_++) \
+        argv[i_] = i_ < argc_ ? va_arg(ap, const char *) : (va_arg(ap, const char *), NULL); \
+    extra; \
+    va_end(ap)
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv, (void)0);
+    return execv(path, (char *const *)argv);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, ap, argv, (void)0);
+    return execvp(file, (char *const *)argv);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    char *const *envp;
+    COLLECT_ARGS(arg, ap, argv, envp = va_arg(ap, char *const *));
+    return execve(path, (char *const *)argv, envp);
+}
+
+/* ---- fork ----------------------------------------------------------------- */
+
+static void fork_prepare(void)
+{
+    if (at_state != AT_STATE_ACTIVE)
+        return;
+    at_guard++;
+    at_maps_fork_prepare();
+    at_writer_fork_prepare();
+    if (at_cfg.leaks_mode)
+        at_live_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    if (at_state != AT_STATE_ACTIVE)
+        return;
+    if (at_cfg.leaks_mode)
+        at_live_fork_parent();
+    at_writer_fork_parent();
+    at_maps_fork_parent();
+    at_guard--;
+}
+
+static void fork_child(void)
+{
+    if (at_state != AT_STATE_ACTIVE)
+        return;
+    if (at_cfg.leaks_mode)
+        at_live_fork_child();
+    at_writer_fork_child();
+    at_maps_fork_child();
+    my_pid = getpid();
+    atomic_store(&finished, 0);
+    if (!at_cfg.follow_fork || at_writer_open(my_pid, 1) < 0)
+        at_state = AT_STATE_OFF;
+    else
+        at_context_write_registry();
+    at_guard--;
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
+
+static void on_fatal(int sig)
+{
+    at_guard = 1;
+    if (at_state == AT_STATE_ACTIVE && getpid() == my_pid)
+        at_writer_emergency_flush();
+    /* SA_RESETHAND restored the default action; the signal is blocked
+     * until we return, then kills us (or the faulting instruction re-runs
+     * and does). */
+    raise(sig);
+}
+
+static void on_toggle(int sig)
+{
+    (void)sig;
+    at_enabled = !at_enabled;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal;
+    sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
+        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO))
+            sigaction(fatal_signals[i], &sa, NULL);
+    if (at_cfg.toggle_signal) {
+        sa.sa_handler = on_toggle;
+        sa.sa_flags = SA_RESTART;
+        sigaction(at_cfg.toggle_signal, &sa, NULL);
+    }
+}
+
+/* ---- start-up ----------------------------------------------------------- */
+
+__attribute__((constructor)) static void at_init(void)
+{
+    at_guard = 1;
+    at_resolve_real();
+    my_pid = getpid();
+    if (!at_real.free || at_config_load() < 0) {
+        at_state = AT_STATE_OFF;
+        at_guard = 0;
+        return;
+    }
+    if (!at_cfg.follow_exec)
+        strip_ld_preload();
+    at_maps_init();
+    at_unwind_init();
+    if (at_cfg.leaks_mode)
+        at_live_init();
+    if (at_writer_open(my_pid, 0) < 0) {
+        at_state = AT_STATE_OFF;
+        at_guard = 0;
+        return;
+    }
+    at_maps_check();
+    at_enabled = at_cfg.start_enabled;
+    install_signals();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+    at_state = AT_STATE_ACTIVE;
+    at_guard = 0;
+}

@@ -1,0 +1,22 @@
+# preload/preload.mk: liballoctrace.so.
+#
+# -fvisibility=hidden plus a version script: only the interposed functions
+# and the at_* API are exported. libunwind is not linked (unwind.c loads it
+# with dlopen RTLD_LOCAL so it never enters the global symbol scope); only
+# its headers come from pkg-config. The allocation builtins are off so the
+# compiler cannot turn our own code into calls of the hooks.
+PRODUCTS += preload/liballoctrace.so
+
+PRELOAD_SRCS := $(sort $(wildcard preload/*.c))
+PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
+PRELOAD_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
+                 -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free \
+                 $(call pc_cflags,libunwind)
+
+$(B)/preload/%.o: preload/%.c preload/tracer.h include/alloctrace/format.h
+	@mkdir -p $(@D)
+	$(CC) $(PRELOAD_CFLAGS) -MMD -MP -c $< -o $@
+
+preload/liballoctrace.so: $(PRELOAD_OBJS) preload/exports.map
+	$(CC) -shared $(CFLAGS) -Wl,--version-script=preload/exports.map -Wl,-z,now \
+	    $(PRELOAD_OBJS) -ldl -lpthread -o $@

@@ -1,0 +1,174 @@
+/*
+ * preload/tracer.h: the internal interface between the files of
+ * liballoctrace.so. Nothing here is exported (the version script exports
+ * only the malloc family, the exit/exec wrappers and the at_* API).
+ *
+ * The cut: hooks.c interposes and decides whether an event is traced;
+ * unwind.c captures frames; writer.c formats records and owns the output;
+ * maps.c turns loaded objects into map lines; live.c keeps the live blocks
+ * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
+ * exec, exit and fatal signals; config.c reads the environment.
+ */
+#ifndef AT_PRELOAD_TRACER_H
+#define AT_PRELOAD_TRACER_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "alloctrace/format.h"
+
+#define AT_TLS __attribute__((tls_model("initial-exec")))
+#define AT_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- config.c ---------------------------------------------------------- */
+struct at_config {
+    char output[PATH_MAX];  /* as given (may hold %p); empty: default name */
+    int depth;              /* frames per record, 0 .. AT_MAX_DEPTH */
+    int timestamps;
+    int free_backtraces;
+    int start_enabled;
+    int toggle_signal;      /* 0: none */
+    int follow_fork;
+    int follow_exec;
+    int leaks_mode;
+};
+extern struct at_config at_cfg AT_HIDDEN;
+/* Reads the environment into at_cfg. On a bad value prints one line on
+ * stderr and returns -1 (the program then runs untraced). */
+int at_config_load(void) AT_HIDDEN;
+/* The output path for process `pid` (expands %p, or builds the default
+ * name); `child` is set for a forked child, whose name must differ. */
+void at_config_output_path(char *out, size_t cap, pid_t pid, int child) AT_HIDDEN;
+
+/* ---- hooks.c ----------------------------------------------------------- */
+struct at_real {
+    void *(*malloc)(size_t);
+    void *(*calloc)(size_t, size_t);
+    void *(*realloc)(void *, size_t);
+    void *(*reallocarray)(void *, size_t, size_t);
+    void (*free)(void *);
+    int (*posix_memalign)(void **, size_t, size_t);
+    void *(*aligned_alloc)(size_t, size_t);
+    void *(*memalign)(size_t, size_t);
+    void *(*valloc)(size_t);
+    void *(*pvalloc)(size_t);
+};
+extern struct at_real at_real AT_HIDDEN;
+void at_resolve_real(void) AT_HIDDEN;
+
+/* Tracing state, read on every call. */
+enum { AT_STATE_UNINIT, AT_STATE_ACTIVE, AT_STATE_OFF };
+extern volatile int at_state AT_HIDDEN;
+extern volatile int at_enabled AT_HIDDEN;      /* at_tracing_enable / toggle signal */
+/* Held while the tracer itself runs on this thread: whatever is allocated
+ * meanwhile (by us, libunwind, the loader, a signal handler) passes
+ * through untraced. */
+extern __thread int at_guard AT_TLS AT_HIDDEN;
+/* Context bits active on this thread. */
+extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
+
+/* ---- unwind.c ---------------------------------------------------------- */
+int at_unwind_init(void) AT_HIDDEN;
+/* The tracer's own code range, whose frames are never shown. */
+extern uintptr_t at_self_lo AT_HIDDEN, at_self_hi AT_HIDDEN;
+/* Fills frames[0..depth) with return addresses, innermost first, the
+ * tracer's own frames removed. Returns the count. */
+int at_unwind(void **frames, int depth) AT_HIDDEN;
+
+/* ---- writer.c ---------------------------------------------------------- */
+enum at_fn {
+    AT_MALLOC, AT_CALLOC, AT_REALLOC, AT_REALLOCARRAY, AT_FREE,
+    AT_POSIX_MEMALIGN, AT_ALIGNED_ALLOC, AT_MEMALIGN, AT_VALLOC, AT_PVALLOC,
+};
+extern const char *const at_fn_names[] AT_HIDDEN;
+
+/* Most bytes one record body takes before its frames; frames take at
+ * most AT_FRAME_TEXT each. */
+#define AT_HEAD_MAX   256
+#define AT_FRAME_TEXT 20
+
+struct at_event {
+    enum at_fn fn;
+    int release;          /* release record (no size, no "= 0xID") */
+    uint64_t size;
+    uintptr_t id;
+    uint64_t alignment;   /* nonzero: "$alignment = N" argument line */
+    uint32_t ctx;
+    uint64_t time_us;     /* local time of day, microseconds; unused when off */
+    void **frames;
+    int nframes;
+};
+
+uint64_t at_now_us(void) AT_HIDDEN;
+/* Body of a record: everything after "INDEX. ". Returns its length. */
+size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
+/* Assigns the next index and appends "INDEX. " + body. */
+void at_commit(const char *body, size_t len) AT_HIDDEN;
+/* realloc's pair under one lock hold: see writer.c. Returns realloc's result. */
+void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
+                        void *old, size_t n, size_t m,
+                        void *(*op)(void *, size_t, size_t)) AT_HIDDEN;
+/* Appends a record under a given index (leaks mode, at exit). */
+void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
+/* Next index without writing (leaks mode numbers events too). */
+uint64_t at_next_index(void) AT_HIDDEN;
+/* Appends text that is no record (map lines, registry lines). */
+void at_append_raw(const char *text, size_t len) AT_HIDDEN;
+/* Opens the output for `pid` (lazily for a forked child) and writes the
+ * header and the resource registry. Returns -1 with one line on stderr. */
+int at_writer_open(pid_t pid, int child) AT_HIDDEN;
+void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
+void at_writer_emergency_flush(void) AT_HIDDEN;  /* from a signal handler */
+void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
+void at_writer_fork_prepare(void) AT_HIDDEN;
+void at_writer_fork_parent(void) AT_HIDDEN;
+void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
+void at_writer_close(void) AT_HIDDEN;
+size_t at_fmt_dec(char *p, uint64_t v) AT_HIDDEN;
+size_t at_fmt_hex(char *p, uint64_t v) AT_HIDDEN;
+
+/* ---- maps.c ------------------------------------------------------------ */
+void at_maps_init(void) AT_HIDDEN;
+/* Writes map lines of objects loaded since the last look; cheap when none. */
+void at_maps_check(void) AT_HIDDEN;
+/* Forgets what was written (a forked child starts a new file). */
+void at_maps_reset(void) AT_HIDDEN;
+void at_maps_fork_prepare(void) AT_HIDDEN;
+void at_maps_fork_parent(void) AT_HIDDEN;
+void at_maps_fork_child(void) AT_HIDDEN;
+
+/* ---- live.c (leaks mode) ----------------------------------------------- */
+struct at_stack;
+struct at_live_block {
+    uintptr_t id;
+    uint64_t index;
+    uint64_t size;
+    uint64_t alignment;
+    uint64_t time_us;
+    const struct at_stack *stack;   /* interned frames */
+    uint32_t ctx;
+    uint32_t fn;
+};
+int at_live_init(void) AT_HIDDEN;
+void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
+/* Removes a block; returns 1 if it was live (and copies it to `out`). */
+int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
+/* Puts back a block a failed realloc did not release. */
+void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
+/* Appends the live blocks in index order and the leak summary. */
+void at_live_write(void) AT_HIDDEN;
+void at_live_fork_prepare(void) AT_HIDDEN;
+void at_live_fork_parent(void) AT_HIDDEN;
+void at_live_fork_child(void) AT_HIDDEN;
+
+/* ---- context.c --------------------------------------------------------- */
+void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
+
+/* ---- lifecycle.c ------------------------------------------------------- */
+/* Writes everything the run holds: leaks, buffers. Idempotent. */
+void at_finish(void) AT_HIDDEN;
+void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
+
+#endif

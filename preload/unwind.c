@@ -1,0 +1,112 @@
+/*
+ * preload/unwind.c: backtraces with libunwind's local unwinder.
+ *
+ * libunwind is loaded with dlopen(RTLD_LOCAL) rather than linked: the
+ * Debian libunwind.so.8 exports _Unwind_* and a weak backtrace(), and as a
+ * dependency of a preloaded library it would sit in the global symbol scope
+ * where it could take those symbols from libgcc_s / libc for a plugin
+ * dlopen'ed later (a C++ exception unwound by the wrong unwinder). A local
+ * handle keeps it out of the global scope; only unw_backtrace is used, via
+ * dlsym on the handle. The static libunwind.a is not built -fPIC here, so
+ * linking it in with --exclude-libs is not an option.
+ *
+ * unw_backtrace reports its own frame and ours first; those leading frames
+ * (addresses inside this library or inside libunwind) are dropped, so frame
+ * 0 is the code that called the allocation function.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "tracer.h"
+
+uintptr_t at_self_lo, at_self_hi;
+static uintptr_t unw_lo, unw_hi;
+static int (*unw_backtrace_fn)(void **, int);
+
+#define SKIP_MAX 8
+
+struct range_query {
+    uintptr_t base;
+    uintptr_t lo, hi;
+};
+
+/* The executable segments of the object loaded at `base`. */
+static int range_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct range_query *q = data;
+    if (info->dlpi_addr != q->base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (!q->lo || lo < q->lo)
+            q->lo = lo;
+        if (hi > q->hi)
+            q->hi = hi;
+    }
+    return 1;
+}
+
+static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
+{
+    Dl_info di;
+    struct range_query q = { 0, 0, 0 };
+    if (dladdr(addr, &di) && di.dli_fbase) {
+        q.base = (uintptr_t)di.dli_fbase;
+        dl_iterate_phdr(range_cb, &q);
+        /* dli_fbase is the load bias only when the first segment is at 0. */
+        if (!q.hi) {
+            q.base = 0;
+            dl_iterate_phdr(range_cb, &q);
+        }
+    }
+    *lo = q.lo;
+    *hi = q.hi;
+}
+
+int at_unwind_init(void)
+{
+    code_range((const void *)at_unwind_init, &at_self_lo, &at_self_hi);
+    if (at_cfg.depth == 0)
+        return 0;
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        at_warn("cannot load libunwind: ", dlerror(), "; no backtraces");
+        return -1;
+    }
+    unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+    if (!unw_backtrace_fn) {
+        at_warn("libunwind has no unw_backtrace", "", "; no backtraces");
+        return -1;
+    }
+    code_range((const void *)unw_backtrace_fn, &unw_lo, &unw_hi);
+    return 0;
+}
+
+static inline int ours(uintptr_t a)
+{
+    return (a >= at_self_lo && a < at_self_hi) || (a >= unw_lo && a < unw_hi);
+}
+
+int at_unwind(void **frames, int depth)
+{
+    if (depth <= 0 || !unw_backtrace_fn)
+        return 0;
+    void *raw[depth + SKIP_MAX];
+    int n = unw_backtrace_fn(raw, depth + SKIP_MAX);
+    int skip = 0;
+    while (skip < n && ours((uintptr_t)raw[skip]))
+        skip++;
+    n -= skip;
+    if (n > depth)
+        n = depth;
+    if (n > 0)
+        memcpy(frames, raw + skip, (size_t)n * sizeof *frames);
+    return n < 0 ? 0 : n;
+}

@@ -1,0 +1,596 @@
+/*
+ * preload/writer.c: record formatting, the shared output buffer, and the
+ * output descriptor.
+ *
+ * File order = index order. Threads unwind and format their record body
+ * (everything after "INDEX. ") on their own stack, without any lock; then
+ * they take ev_lock only to draw the next index and copy "INDEX. " + body
+ * into the shared buffer - a few hundred bytes of memcpy. Because the index
+ * is drawn under the same lock that orders the bytes, indices are strictly
+ * increasing in the file by construction. Per-thread buffers would need a
+ * merge by index at every flush and would hold a release back in one
+ * thread's buffer while another thread's allocation of the same address is
+ * already written, which is exactly the order the spec forbids.
+ *
+ * Two buffers alternate so that the write(2) of a full one overlaps with
+ * filling the other: a thread that finds the current buffer full takes
+ * wr_lock while still holding ev_lock (so writes happen in buffer order,
+ * and the buffer it swaps in is no longer being written), swaps, drops
+ * ev_lock and writes. No syscall per event: one write per megabyte.
+ *
+ * Only whole records are ever in the buffer (the length is advanced after
+ * the copy), so whatever was written - at a flush, by a fatal-signal
+ * handler, before a SIGKILL - ends with a whole record.
+ *
+ * The descriptor is moved to >= 1000 and checked (fstat dev/ino) before
+ * each write; if the program closed it or reused the number, the file is
+ * reopened by path with O_APPEND and the program's descriptor is left
+ * alone.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+const char *const at_fn_names[] = {
+    [AT_MALLOC] = AT_FN_MALLOC, [AT_CALLOC] = AT_FN_CALLOC, [AT_REALLOC] = AT_FN_REALLOC,
+    [AT_REALLOCARRAY] = AT_FN_REALLOCARRAY, [AT_FREE] = AT_FN_FREE,
+    [AT_POSIX_MEMALIGN] = AT_FN_POSIX_MEMALIGN, [AT_ALIGNED_ALLOC] = AT_FN_ALIGNED_ALLOC,
+    [AT_MEMALIGN] = AT_FN_MEMALIGN, [AT_VALLOC] = AT_FN_VALLOC, [AT_PVALLOC] = AT_FN_PVALLOC,
+};
+
+#define BUF_SIZE (1u << 20)
+#define FD_FLOOR 1000
+
+static pthread_mutex_t ev_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int holds_ev AT_TLS;
+static char *bufs[2];
+static int cur;
+static size_t buf_len;
+static uint64_t counter;          /* last index drawn; under ev_lock in full mode */
+static uint64_t records;          /* records since the file was (to be) opened */
+static int unbuffered;
+
+static int out_fd = -1;
+static dev_t out_dev;
+static ino_t out_ino;
+static char out_path[PATH_MAX];
+static int open_pending;          /* a forked child opens its file at its first write */
+static pid_t out_pid;             /* the process the file belongs to */
+static int64_t gmtoff_us;
+
+/* ---- number formatting (no printf: it is slow and may allocate) -------- */
+
+static const char digits2[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+size_t at_fmt_dec(char *p, uint64_t v)
+{
+    char tmp[20];
+    int i = 20;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        tmp[--i] = digits2[r * 2 + 1];
+        tmp[--i] = digits2[r * 2];
+    }
+    if (v >= 10) {
+        tmp[--i] = digits2[v * 2 + 1];
+        tmp[--i] = digits2[v * 2];
+    } else {
+        tmp[--i] = (char)('0' + v);
+    }
+    memcpy(p, tmp + i, (size_t)(20 - i));
+    return (size_t)(20 - i);
+}
+
+size_t at_fmt_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t n = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
+    for (size_t i = n; i > 0; i--) {
+        p[i - 1] = hex[v & 0xf];
+        v >>= 4;
+    }
+    return n;
+}
+
+static char *put(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define PUTS(p, lit) put((p), (lit), sizeof(lit) - 1)
+
+static char *put2(char *p, unsigned v)
+{
+    p[0] = digits2[v * 2];
+    p[1] = digits2[v * 2 + 1];
+    return p + 2;
+}
+
+uint64_t at_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + gmtoff_us);
+}
+
+size_t at_format_body(char *buf, const struct at_event *e)
+{
+    char *p = buf;
+    if (e->ctx) {
+        *p++ = '@';
+        p += at_fmt_hex(p, e->ctx);
+        *p++ = ' ';
+    }
+    if (at_cfg.timestamps) {
+        uint64_t day = (e->time_us / 1000000) % 86400;
+        unsigned us = (unsigned)(e->time_us % 1000000);
+        *p++ = '[';
+        p = put2(p, (unsigned)(day / 3600));
+        *p++ = ':';
+        p = put2(p, (unsigned)(day / 60 % 60));
+        *p++ = ':';
+        p = put2(p, (unsigned)(day % 60));
+        *p++ = '.';
+        p = put2(p, us / 10000);
+        p = put2(p, us / 100 % 100);
+        p = put2(p, us % 100);
+        p = PUTS(p, "] ");
+    }
+    const char *name = at_fn_names[e->fn];
+    p = put(p, name, strlen(name));
+    if (e->release) {
+        p = PUTS(p, "(0x");
+        p += at_fmt_hex(p, e->id);
+        p = PUTS(p, ")\n");
+    } else {
+        *p++ = '(';
+        p += at_fmt_dec(p, e->size);
+        p = PUTS(p, ") = 0x");
+        p += at_fmt_hex(p, e->id);
+        *p++ = '\n';
+    }
+    if (e->alignment) {
+        p = PUTS(p, "\t$alignment = ");
+        p += at_fmt_dec(p, e->alignment);
+        *p++ = '\n';
+    }
+    for (int i = 0; i < e->nframes; i++) {
+        p = PUTS(p, "\t0x");
+        p += at_fmt_hex(p, (uintptr_t)e->frames[i]);
+        *p++ = '\n';
+    }
+    *p++ = '\n';
+    return (size_t)(p - buf);
+}
+
+/* ---- the output descriptor --------------------------------------------- */
+
+static void remember_fd(int fd)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    if (high >= 0) {
+        close(fd);
+        fd = high;
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        out_dev = st.st_dev;
+        out_ino = st.st_ino;
+    }
+    out_fd = fd;
+}
+
+/* Creates the file (never overwriting). With follow-exec an exec'd program
+ * keeps the pid, so a taken name gets a ".N" suffix instead of failing. */
+static int create_output(void)
+{
+    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
+    int fd = open(out_path, flags, 0644);
+    if (fd < 0 && errno == EEXIST && at_cfg.follow_exec) {
+        size_t base = strlen(out_path);
+        for (unsigned k = 2; fd < 0 && errno == EEXIST && k < 1000 && base + 5 < sizeof out_path; k++) {
+            char *p = out_path + base;
+            *p++ = '.';
+            p[at_fmt_dec(p, k)] = '\0';
+            fd = open(out_path, flags, 0644);
+        }
+        if (fd < 0)
+            out_path[base] = '\0';
+    }
+    if (fd < 0) {
+        at_warn(out_path, ": cannot create the trace, running untraced: ", strerror(errno));
+        return -1;
+    }
+    remember_fd(fd);
+    return 0;
+}
+
+/* Makes out_fd the trace file again if the program closed or reused it. */
+static int check_fd(void)
+{
+    if (open_pending) {
+        open_pending = 0;
+        if (create_output() < 0) {
+            at_state = AT_STATE_OFF;
+            return -1;
+        }
+        return 0;
+    }
+    if (out_fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(out_fd, &st) == 0 && st.st_dev == out_dev && st.st_ino == out_ino)
+        return 0;
+    int fd = open(out_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        out_fd = -1;
+        at_warn(out_path, ": cannot reopen the trace: ", strerror(errno));
+        at_state = AT_STATE_OFF;
+        return -1;
+    }
+    remember_fd(fd);
+    return 0;
+}
+
+static void write_all(const char *p, size_t n)
+{
+    if (n == 0 || check_fd() < 0)
+        return;
+    while (n > 0) {
+        ssize_t w = write(out_fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* ---- the shared buffer ------------------------------------------------- */
+
+static void lock_ev(void)
+{
+    pthread_mutex_lock(&ev_lock);
+    holds_ev = 1;
+}
+
+static void unlock_ev(void)
+{
+    holds_ev = 0;
+    pthread_mutex_unlock(&ev_lock);
+}
+
+/* ev_lock held on entry and on return; see the top comment. */
+static void swap_and_write(void)
+{
+    pthread_mutex_lock(&wr_lock);
+    char *full = bufs[cur];
+    size_t n = buf_len;
+    cur ^= 1;
+    buf_len = 0;
+    unlock_ev();
+    write_all(full, n);
+    pthread_mutex_unlock(&wr_lock);
+    lock_ev();
+}
+
+static void reserve(size_t need)
+{
+    while (buf_len + need > BUF_SIZE)
+        swap_and_write();
+}
+
+static char *put_index(char *p, uint64_t idx)
+{
+    p += at_fmt_dec(p, idx);
+    *p++ = '.';
+    *p++ = ' ';
+    return p;
+}
+
+void at_commit(const char *body, size_t len)
+{
+    lock_ev();
+    if (bufs[0]) {
+        reserve(len + 24);
+        char *p = put_index(bufs[cur] + buf_len, ++counter);
+        memcpy(p, body, len);
+        buf_len = (size_t)(p + len - bufs[cur]);
+        records++;
+        if (unbuffered)
+            swap_and_write();
+    }
+    unlock_ev();
+}
+
+void at_commit_indexed(uint64_t index, const char *body, size_t len)
+{
+    lock_ev();
+    if (bufs[0]) {
+        reserve(len + 24);
+        char *p = put_index(bufs[cur] + buf_len, index);
+        memcpy(p, body, len);
+        buf_len = (size_t)(p + len - bufs[cur]);
+        records++;
+    }
+    unlock_ev();
+}
+
+/*
+ * realloc's release must be in the file before the old block can be handed
+ * out again, yet a realloc that fails must leave no record. So both happen
+ * under one hold of ev_lock: the release is placed, the real realloc runs,
+ * and on failure the release is taken back (nothing can have been written
+ * or numbered after it meanwhile). Room for both records is reserved first
+ * so no flush can separate them.
+ */
+void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
+                        void *old, size_t n, size_t m, void *(*op)(void *, size_t, size_t))
+{
+    lock_ev();
+    if (!bufs[0]) {
+        unlock_ev();
+        return op(old, n, m);
+    }
+    reserve(rel_len + 48 + AT_HEAD_MAX + (size_t)alloc->nframes * AT_FRAME_TEXT);
+    size_t saved_len = buf_len;
+    char *p = put_index(bufs[cur] + buf_len, ++counter);
+    memcpy(p, rel_body, rel_len);
+    buf_len = (size_t)(p + rel_len - bufs[cur]);
+    void *q = op(old, n, m);
+    if (!q && alloc->size != 0) {
+        buf_len = saved_len;
+        counter--;
+        unlock_ev();
+        return NULL;
+    }
+    records++;
+    if (q) {
+        alloc->id = (uintptr_t)q;
+        p = put_index(bufs[cur] + buf_len, ++counter);
+        p += at_format_body(p, alloc);
+        buf_len = (size_t)(p - bufs[cur]);
+        records++;
+    }
+    if (unbuffered)
+        swap_and_write();
+    unlock_ev();
+    return q;
+}
+
+uint64_t at_next_index(void)
+{
+    return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
+}
+
+void at_append_raw(const char *text, size_t len)
+{
+    lock_ev();
+    while (bufs[0] && len > 0) {
+        size_t chunk = len < BUF_SIZE / 2 ? len : BUF_SIZE / 2;
+        reserve(chunk);
+        memcpy(bufs[cur] + buf_len, text, chunk);
+        buf_len += chunk;
+        text += chunk;
+        len -= chunk;
+    }
+    unlock_ev();
+}
+
+/* ---- header ---------------------------------------------------------- */
+
+/* Header values never hold ',' or a newline. */
+static char *put_value(char *p, char *end, const char *s)
+{
+    for (; *s && p < end; s++)
+        *p++ = (*s == ',' || *s == '\n') ? '_' : *s;
+    return p;
+}
+
+/* Local broken-down time from the UTC offset found at start-up: a forked
+ * child must not call localtime_r (its lock may be held by a thread that
+ * no longer exists there). Civil-from-days after H. Hinnant's algorithm. */
+static void local_tm(struct tm *tm)
+{
+    int64_t t = (int64_t)time(NULL) + gmtoff_us / 1000000;
+    int64_t days = t / 86400, secs = t % 86400;
+    if (secs < 0) {
+        secs += 86400;
+        days--;
+    }
+    days += 719468;
+    int64_t era = (days >= 0 ? days : days - 146096) / 146097;
+    int64_t doe = days - era * 146097;
+    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int64_t mp = (5 * doy + 2) / 153;
+    int64_t d = doy - (153 * mp + 2) / 5 + 1;
+    int64_t m = mp < 10 ? mp + 3 : mp - 9;
+    int64_t y = yoe + era * 400 + (m <= 2);
+    tm->tm_year = (int)(y - 1900);
+    tm->tm_mon = (int)(m - 1);
+    tm->tm_mday = (int)d;
+    tm->tm_hour = (int)(secs / 3600);
+    tm->tm_min = (int)(secs / 60 % 60);
+    tm->tm_sec = (int)(secs % 60);
+}
+
+static void write_header(pid_t pid, int child)
+{
+    char h[PATH_MAX + 512];
+    char *end = h + sizeof h - 64;
+    struct tm tm;
+    if (!child) {
+        time_t now = time(NULL);
+        localtime_r(&now, &tm);
+        gmtoff_us = (int64_t)tm.tm_gmtoff * 1000000;
+    }
+    local_tm(&tm);
+    char *p = h;
+    p = PUTS(p, AT_HDR_VERSION "=" AT_PROTOCOL_VERSION ", " AT_HDR_ARCH "=x86_64, "
+                AT_HDR_TIMESTAMP "=");
+    p += at_fmt_dec(p, (uint64_t)tm.tm_year + 1900);
+    *p++ = '.';
+    p = put2(p, (unsigned)tm.tm_mon + 1);
+    *p++ = '.';
+    p = put2(p, (unsigned)tm.tm_mday);
+    *p++ = ' ';
+    p = put2(p, (unsigned)tm.tm_hour);
+    *p++ = ':';
+    p = put2(p, (unsigned)tm.tm_min);
+    *p++ = ':';
+    p = put2(p, (unsigned)tm.tm_sec);
+    p = PUTS(p, ", " AT_HDR_PROCESS "=");
+    extern char *program_invocation_name;
+    p = put_value(p, end, program_invocation_name);
+    p = PUTS(p, ", " AT_HDR_PID "=");
+    p += at_fmt_dec(p, (uint64_t)pid);
+    p = PUTS(p, ", ");
+    if (at_cfg.leaks_mode)
+        p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_LEAKS ", ");
+    p = PUTS(p, AT_HDR_DEPTH "=");
+    p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
+    p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");
+    p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
+    at_append_raw(h, (size_t)(p - h));
+}
+
+int at_writer_open(pid_t pid, int child)
+{
+    if (!bufs[0]) {
+        char *m = mmap(NULL, 2 * (size_t)BUF_SIZE, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            at_warn("cannot map the trace buffer: ", strerror(errno), "");
+            return -1;
+        }
+        bufs[0] = m;
+        bufs[1] = m + BUF_SIZE;
+    }
+    at_config_output_path(out_path, sizeof out_path, pid, child);
+    out_pid = pid;
+    out_fd = -1;
+    buf_len = 0;
+    counter = 0;
+    records = 0;
+    unbuffered = 0;
+    if (child) {
+        open_pending = 1;   /* no file for a child that only execs or exits */
+    } else {
+        open_pending = 0;
+        if (create_output() < 0)
+            return -1;
+    }
+    write_header(pid, child);
+    return 0;
+}
+
+/* ---- flushing ----------------------------------------------------------- */
+
+/* A child with nothing but its header keeps it unwritten (no file yet). */
+static void flush_locked(void)
+{
+    if (open_pending && records == 0)
+        return;
+    pthread_mutex_lock(&wr_lock);
+    write_all(bufs[cur], buf_len);
+    buf_len = 0;
+    pthread_mutex_unlock(&wr_lock);
+}
+
+void at_writer_flush(void)
+{
+    if (!bufs[0] || getpid() != out_pid)   /* a vfork child shares our memory */
+        return;
+    lock_ev();
+    flush_locked();
+    unlock_ev();
+}
+
+void at_writer_unbuffered(void)
+{
+    lock_ev();
+    unbuffered = 1;
+    unlock_ev();
+}
+
+/* From a fatal-signal handler: the locks may be held by this thread (a
+ * crash inside the tracer) or by a thread that will never run again, so
+ * try them for a bounded time and write what is whole either way. Only
+ * async-signal-safe calls (write, fstat, open) are made. */
+static int try_lock_bounded(pthread_mutex_t *m)
+{
+    for (int i = 0; i < 100000; i++) {
+        if (pthread_mutex_trylock(m) == 0)
+            return 1;
+        __builtin_ia32_pause();
+    }
+    return 0;
+}
+
+void at_writer_emergency_flush(void)
+{
+    if (!bufs[0])
+        return;
+    int got_ev = holds_ev ? 0 : try_lock_bounded(&ev_lock);
+    int got_wr = try_lock_bounded(&wr_lock);
+    if (!(open_pending && records == 0)) {
+        write_all(bufs[cur], buf_len);
+        buf_len = 0;
+    }
+    if (got_wr)
+        pthread_mutex_unlock(&wr_lock);
+    if (got_ev)
+        pthread_mutex_unlock(&ev_lock);
+}
+
+void at_writer_close(void)
+{
+    at_writer_flush();
+}
+
+/* ---- fork ------------------------------------------------------------- */
+
+void at_writer_fork_prepare(void)
+{
+    lock_ev();
+    pthread_mutex_lock(&wr_lock);
+}
+
+void at_writer_fork_parent(void)
+{
+    pthread_mutex_unlock(&wr_lock);
+    unlock_ev();
+}
+
+/* The child's copy of the buffer is the parent's to write: drop it. The
+ * descriptor is the parent's too (shared offset), so forget it. */
+void at_writer_fork_child(void)
+{
+    pthread_mutex_t fresh_ev = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+    pthread_mutex_t fresh_wr = PTHREAD_MUTEX_INITIALIZER;
+    ev_lock = fresh_ev;
+    wr_lock = fresh_wr;
+    holds_ev = 0;
+    buf_len = 0;
+    records = 0;
+    if (out_fd >= 0)
+        close(out_fd);
+    out_fd = -1;
+    open_pending = 0;
+}
