@@ -1,0 +1,154 @@
+/*
+ * tests/unit/test_gate_export.c: the JSON and JUnit results, parsed back
+ * by real parsers (python3's json and xml.etree) and checked field by
+ * field, with names that need escaping.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "test_gate_util.h"
+
+typedef struct fixture {
+    at_stack_table *t;
+    at_gate *g;
+    fake_supps supps;
+    char dir[64];
+    char path[128];
+} fixture;
+
+static const char *const QUOTE[] = { "say\"hi\"<&>() at /src/we\"ird/q.c:3",
+                                     "main() at /src/m.c:9", NULL };
+static const char *const OTHER[] = { "other() at /src/o.c:1", NULL };
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    strcpy(f->dir, "/tmp/test_gate_export.XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    f->t = at_stacks_new();
+    f->supps = (fake_supps){ .names = { "other", "never" }, .labels = { "my.supp:2", "my.supp:5" },
+                             .count = 2 };
+    at_gate_matcher m = fake_matcher(&f->supps, 0);
+    at_gate_options opt;
+    at_gate_options_init(&opt);
+    opt.program_status = 0;
+    f->g = at_gate_new(&opt, &m, NULL);
+    at_gate_proc *p = at_gate_add_process(f->g, "/tmp/a.txt", "./q<1>", 77);
+    at_gate_block b[] = { { stack_of(f->t, 0x400100, QUOTE), 24 }, { stack_of(f->t, 0x400100, QUOTE), 24 },
+                          { stack_of(f->t, 0x500, OTHER), 5 } };
+    at_gate_add_leaks(f->g, p, b, 3, NULL, f->t);
+    at_gate_proc *bad = at_gate_add_process(f->g, "/tmp/b.txt", "./child", 78);
+    at_gate_set_problem(f->g, bad, "/tmp/b.txt: truncated trace");
+    at_gate_finish(f->g);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    unlink(f->path);
+    rmdir(f->dir);
+    at_gate_free(f->g);
+    at_stacks_free(f->t);
+    free(f);
+    return 0;
+}
+
+/* Runs a python3 program on the file; returns its output. */
+static char *python(const char *program, const char *path)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "python3 -c '%s' '%s'", program, path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char out[8192];
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    return out;
+}
+
+static void json_fields_parse_back(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->path, sizeof f->path, "%s/r.json", f->dir);
+    assert_int_equal(at_gate_write_json(f->g, f->path), 0);
+    const char *prog =
+        "import json,sys\n"
+        "d=json.load(open(sys.argv[1]))\n"
+        "print(d[\"schema\"], d[\"verdict\"], d[\"exit_code\"], d[\"reason\"])\n"
+        "print(d[\"program\"], d[\"baseline\"])\n"
+        "print(d[\"summary\"])\n"
+        "p=d[\"processes\"][0]\n"
+        "print(p[\"process\"], p[\"pid\"], p[\"trace\"], p[\"problem\"], p[\"bytes\"], p[\"blocks\"])\n"
+        "g=p[\"groups\"][0]\n"
+        "print(g[\"bytes\"], g[\"blocks\"], g[\"gating\"], g[\"baseline\"], g[\"key\"])\n"
+        "print(g[\"stack\"][0])\n"
+        "print(g[\"stack\"][1][\"function\"], g[\"stack\"][1][\"line\"])\n"
+        "print(d[\"processes\"][1][\"problem\"], d[\"processes\"][1][\"groups\"])\n"
+        "print(d[\"suppressions\"])\n";
+    const char *want =
+        "alloctrace-gate/1 untrusted 3 /tmp/b.txt: truncated trace\n"
+        "{'exit_status': 0, 'signal': None} None\n"
+        "{'bytes': 48, 'blocks': 2, 'groups': 1, 'suppressed_bytes': 5, 'suppressed_blocks': 1}\n"
+        "./q<1> 77 /tmp/a.txt None 48 2\n"
+        "48 2 True None main@m.c -> say\"hi\"<&>()@q.c\n"
+        "{'address': '0x400100', 'function': 'say\"hi\"<&>()', 'file': '/src/we\"ird/q.c', 'line': 3, "
+        "'module': None, 'inlined': False}\n"
+        "main 9\n"
+        "/tmp/b.txt: truncated trace []\n"
+        "[{'label': 'my.supp:2', 'default': False, 'used': True, 'blocks': 1, 'bytes': 5}, "
+        "{'label': 'my.supp:5', 'default': False, 'used': False, 'blocks': 0, 'bytes': 0}]\n";
+    assert_string_equal(python(prog, f->path), want);
+}
+
+static void junit_has_a_case_per_process_and_a_failure_per_group(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->path, sizeof f->path, "%s/r.xml", f->dir);
+    assert_int_equal(at_gate_write_junit(f->g, f->path), 0);
+    const char *prog =
+        "import sys,xml.etree.ElementTree as E\n"
+        "r=E.parse(sys.argv[1]).getroot()\n"
+        "print(r.tag, r.get(\"tests\"), r.get(\"failures\"), r.get(\"errors\"))\n"
+        "for c in r.iter(\"testcase\"):\n"
+        "  print(\"case\", c.get(\"classname\"), c.get(\"name\"), c.get(\"file\"))\n"
+        "  for x in c:\n"
+        "    print(\" \", x.tag, x.get(\"type\"), x.get(\"message\"), repr(x.text))\n";
+    const char *want =
+        "testsuites 2 1 1\n"
+        "case alloctrace.leaks ./q<1> (pid 77) /tmp/a.txt\n"
+        "  failure leak 48 byte(s) in 2 block(s) leaked from say\"hi\"<&>() "
+        "'#0 say\"hi\"<&>() at /src/we\"ird/q.c:3\\n#1 main at /src/m.c:9\\n'\n"
+        "  system-out None None '5 byte(s) in 1 block(s) suppressed'\n"
+        "case alloctrace.leaks ./child (pid 78) /tmp/b.txt\n"
+        "  error untrusted /tmp/b.txt: truncated trace None\n"
+        "  system-out None None '0 byte(s) in 0 block(s) suppressed'\n";
+    assert_string_equal(python(prog, f->path), want);
+}
+
+static void unwritable_result_file_fails_with_errno(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(at_gate_write_json(f->g, "/nonexistent/dir/r.json"), -1);
+    assert_int_equal(errno, ENOENT);
+    assert_int_equal(at_gate_write_junit(f->g, "/nonexistent/dir/r.xml"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(json_fields_parse_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(junit_has_a_case_per_process_and_a_failure_per_group, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(unwritable_result_file_fails_with_errno, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
