@@ -1,0 +1,279 @@
+/*
+ * postproc/filter_match.c: does a filter hold for a stack and a size?
+ *
+ * A list sub-filter is a glob over the frames outermost first (FILTERS.md
+ * section 4). It is matched by dynamic programming over (element, frame):
+ * row i says which frame prefixes the first i elements can cover, so the
+ * cost is O(elements x frames) whatever the filter, and a recursive stack
+ * never defeats it the way a lazy one-pass scan is defeated. Each
+ * (element, frame) test is made at most once.
+ *
+ * Results are cached twice: per filter, its list part per stack id; per
+ * set, the filters whose list part matches each stack, so that
+ * at_filter_set_first_match costs, per allocation, only the size checks of
+ * those few candidates.
+ */
+#include "filter_impl.h"
+
+#include <string.h>
+
+/* ---- one element against one frame -------------------------------------- */
+
+static bool regex_search(at_filter_set *s, const at_felem *e, const char *subject)
+{
+    int rc = pcre2_match(e->re, (PCRE2_SPTR)subject, strlen(subject), 0, 0, s->md, NULL);
+    /* 0 means a match whose ovector did not fit: still a match. Errors
+     * (match limits) count as no match. */
+    return rc >= 0;
+}
+
+/* A literal path: the whole path or a trailing part at a '/' boundary; a
+ * literal starting with '/' names the whole path. A literal ending in '/'
+ * is a run of whole directory components anywhere in the path (at its
+ * start when the literal starts with '/'). */
+static bool path_matches(const at_felem *e, const char *path)
+{
+    size_t n = strlen(path);
+    if (e->dir) {
+        if (e->text[0] == '/')
+            return n > e->len && memcmp(path, e->text, e->len) == 0;
+        for (const char *p = path; (p = memmem(p, n - (size_t)(p - path), e->text, e->len)) != NULL; p++)
+            if ((p == path || p[-1] == '/') && p[e->len] != '\0')
+                return true;
+        return false;
+    }
+    if (e->len > n || memcmp(path + n - e->len, e->text, e->len) != 0)
+        return false;
+    if (e->len == n)
+        return true;
+    return e->text[0] != '/' && path[n - e->len - 1] == '/';
+}
+
+/* Length of a function name without its parameter list: the text before
+ * the '(' that opens the last balanced (...) group ("ns::Foo::bar(int)
+ * const" -> "ns::Foo::bar", "S::operator()(int)" -> "S::operator()").
+ * The whole length when there is none. */
+static size_t name_without_params(const char *fn, size_t n)
+{
+    size_t close = n;
+    while (close > 0 && fn[close - 1] != ')')
+        close--;
+    if (close == 0)
+        return n;
+    int depth = 0;
+    for (size_t i = close; i-- > 0;) {
+        if (fn[i] == ')')
+            depth++;
+        else if (fn[i] == '(' && --depth == 0)
+            return i > 0 ? i : n;
+    }
+    return n;
+}
+
+static bool function_matches(const at_felem *e, const char *fn)
+{
+    size_t n = strlen(fn);
+    if (n == e->len && memcmp(fn, e->text, n) == 0)
+        return true;
+    size_t base = name_without_params(fn, n);
+    return base < n && base == e->len && memcmp(fn, e->text, base) == 0;
+}
+
+static bool elem_matches(at_filter_set *s, at_fkind kind, const at_felem *e, const at_frame_info *f)
+{
+    const char *subject;
+    switch (kind) {
+    case AT_FK_CALLSTACK:
+        if (f->line < e->line_lo || f->line > e->line_hi)
+            return false;
+        subject = f->file;
+        break;
+    case AT_FK_STRING:
+        subject = f->file;
+        break;
+    case AT_FK_FUNCTIONS:
+        subject = f->function;
+        break;
+    default:
+        subject = f->module;
+        break;
+    }
+    if (!subject)
+        subject = AT_UNKNOWN;
+    if (e->type == AT_EL_REGEX)
+        return regex_search(s, e, subject);
+    if (kind == AT_FK_FUNCTIONS)
+        return function_matches(e, subject);
+    return path_matches(e, subject);
+}
+
+/* ---- the glob ----------------------------------------------------------- */
+
+bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_info *frames, size_t n)
+{
+    /* prev[j]: the elements so far cover exactly the first j frames
+     * (outermost first: frame j of the list is frames[n - 1 - j]). */
+    bool small[2][130];
+    bool *prev = small[0], *cur = small[1], *heap = NULL;
+    if (n + 1 > sizeof small[0]) {
+        heap = at_filter_xrealloc(NULL, 2 * (n + 1) * sizeof *heap);
+        prev = heap;
+        cur = heap + n + 1;
+    }
+    memset(prev, 0, (n + 1) * sizeof *prev);
+    prev[0] = true;
+    for (size_t i = 0; i < sub->nelems; i++) {
+        const at_felem *e = &sub->elems[i];
+        bool any = false;
+        if (e->type == AT_EL_WILD) {
+            cur[0] = prev[0];
+            for (size_t j = 1; j <= n; j++)
+                cur[j] = prev[j] || cur[j - 1];
+            any = cur[n]; /* the OR of the previous row */
+        } else {
+            cur[0] = false;
+            for (size_t j = 1; j <= n; j++) {
+                cur[j] = prev[j - 1] && elem_matches(s, sub->kind, e, &frames[n - j]);
+                any |= cur[j];
+            }
+        }
+        bool *t = prev;
+        prev = cur;
+        cur = t;
+        if (!any)
+            break;
+    }
+    bool result = prev[n];
+    free(heap);
+    return result;
+}
+
+bool at_fsub_size_holds(const at_fsub *sub, uint64_t size)
+{
+    switch (sub->op) {
+    case AT_SZ_EQ: return size == sub->n;
+    case AT_SZ_LT: return size < sub->n;
+    case AT_SZ_LE: return size <= sub->n;
+    case AT_SZ_GT: return size > sub->n;
+    case AT_SZ_GE: return size >= sub->n;
+    default:       return size >= sub->lo && size <= sub->hi;
+    }
+}
+
+/* ---- filters and sets --------------------------------------------------- */
+
+static bool size_part(const at_filter *f, uint64_t size)
+{
+    for (size_t i = 0; i < f->nsubs && f->has_size; i++)
+        if (f->subs[i].is_size && !at_fsub_size_holds(&f->subs[i], size))
+            return false;
+    return true;
+}
+
+static bool list_part_uncached(at_filter_set *s, const at_filter *f, const at_frame_info *frames, size_t n)
+{
+    for (size_t i = 0; i < f->nsubs; i++) {
+        const at_fsub *sub = &f->subs[i];
+        if (!sub->is_size && at_fsub_list_matches(s, sub, frames, n) == sub->negate)
+            return false;
+    }
+    return true;
+}
+
+static bool list_part(at_filter_set *s, at_filter *f, const at_stack *stack, const at_frame_info *frames)
+{
+    if (!f->has_list)
+        return true;
+    uint32_t id = stack->id;
+    if (id >= f->cache_cap) {
+        size_t cap = f->cache_cap ? f->cache_cap : 64;
+        while (cap <= id)
+            cap *= 2;
+        f->cache = at_filter_xrealloc(f->cache, cap);
+        memset(f->cache + f->cache_cap, 0, cap - f->cache_cap);
+        f->cache_cap = cap;
+    }
+    if (!f->cache[id])
+        f->cache[id] = list_part_uncached(s, f, frames, stack->nframes) ? 2 : 1;
+    return f->cache[id] == 2;
+}
+
+bool at_filter_matches_frames(at_filter_set *s, size_t i, const at_frame_info *frames, size_t nframes,
+                              uint64_t size)
+{
+    const at_filter *f = &s->filters[i];
+    return size_part(f, size) && list_part_uncached(s, f, frames, nframes);
+}
+
+bool at_filter_matches(at_filter_set *s, size_t i, const at_stack *stack, const at_frame_info *frames,
+                       uint64_t size)
+{
+    at_filter *f = &s->filters[i];
+    if (!size_part(f, size))
+        return false;
+    return list_part(s, f, stack, frames);
+}
+
+static bool candidates_known(const at_filter_set *s, uint32_t id)
+{
+    return id < s->st_cap && s->st_start[id] != UINT32_MAX;
+}
+
+/* Records which filters' list parts match this stack. */
+static void compute_candidates(at_filter_set *s, const at_stack *stack, const at_frame_info *frames)
+{
+    uint32_t id = stack->id;
+    if (id >= s->st_cap) {
+        size_t cap = s->st_cap ? s->st_cap : 64;
+        while (cap <= id)
+            cap *= 2;
+        s->st_start = at_filter_xrealloc(s->st_start, cap * sizeof *s->st_start);
+        s->st_len = at_filter_xrealloc(s->st_len, cap * sizeof *s->st_len);
+        for (size_t k = s->st_cap; k < cap; k++)
+            s->st_start[k] = UINT32_MAX;
+        s->st_cap = cap;
+    }
+    uint32_t start = (uint32_t)s->pool_len;
+    for (size_t i = 0; i < s->count; i++) {
+        if (!list_part(s, &s->filters[i], stack, frames))
+            continue;
+        if (s->pool_len == s->pool_cap) {
+            s->pool_cap = s->pool_cap ? 2 * s->pool_cap : 256;
+            s->pool = at_filter_xrealloc(s->pool, s->pool_cap * sizeof *s->pool);
+        }
+        s->pool[s->pool_len++] = (uint32_t)i;
+    }
+    s->st_start[id] = start;
+    s->st_len[id] = (uint32_t)(s->pool_len - start);
+}
+
+static long first_candidate(const at_filter_set *s, uint32_t id, uint64_t size)
+{
+    const uint32_t *c = s->pool + s->st_start[id];
+    for (uint32_t k = 0; k < s->st_len[id]; k++)
+        if (size_part(&s->filters[c[k]], size))
+            return (long)c[k];
+    return -1;
+}
+
+long at_filter_set_first_match(at_filter_set *s, const at_stack *stack, const at_frame_info *frames,
+                               uint64_t size)
+{
+    if (!candidates_known(s, stack->id))
+        compute_candidates(s, stack, frames);
+    return first_candidate(s, stack->id, size);
+}
+
+long at_filter_set_first_match_stack(at_filter_set *s, const at_stack *stack, const at_maps *maps,
+                                     at_stack_table *arena, uint64_t size)
+{
+    if (!candidates_known(s, stack->id)) {
+        if (stack->nframes > s->scratch_cap) {
+            s->scratch_cap = stack->nframes * 2;
+            s->scratch = at_filter_xrealloc(s->scratch, s->scratch_cap * sizeof *s->scratch);
+        }
+        at_frame_read_stack(stack, maps, arena, s->scratch);
+        compute_candidates(s, stack, s->scratch);
+    }
+    return first_candidate(s, stack->id, size);
+}

@@ -1,0 +1,2 @@
+# Tests of the callstack filter language (postproc/filter*.c).
+UNIT_TESTS += tests/unit/test_filter_match.c
