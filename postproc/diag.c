@@ -1,0 +1,60 @@
+/*
+ * postproc/diag.c: the one-line messages of diag.h. Messages are built
+ * with vfprintf from a fixed format, never from input text, so a '%' in a
+ * trace line cannot be taken for a conversion.
+ */
+#include "diag.h"
+
+#include <stdarg.h>
+
+void at_diag_init(at_diag *d, const char *file)
+{
+    *d = (at_diag){ .file = file ? file : "<stdin>", .out = stderr };
+}
+
+static void vmessage(at_diag *d, uint64_t line, const char *kind, const char *fmt, va_list ap)
+{
+    if (line)
+        fprintf(d->out, "%s:%llu: %s", d->file, (unsigned long long)line, kind);
+    else
+        fprintf(d->out, "%s: %s", AT_PROGRAM, kind);
+    vfprintf(d->out, fmt, ap);
+    fputc('\n', d->out);
+}
+
+bool at_diag_input(at_diag *d, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    d->warnings++;
+    if (d->strict) {
+        vmessage(d, line, "error: ", fmt, ap);
+        d->failed = true;
+        d->status = AT_EXIT_USAGE;
+    } else if (!d->quiet) {
+        vmessage(d, line, "warning: ", fmt, ap);
+    }
+    va_end(ap);
+    return d->strict;
+}
+
+void at_diag_warn(at_diag *d, const char *fmt, ...)
+{
+    if (d->quiet)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(d, 0, "warning: ", fmt, ap);
+    va_end(ap);
+}
+
+void at_diag_error(at_diag *d, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(d, 0, "", fmt, ap);
+    va_end(ap);
+    if (!d->failed)
+        d->status = status;
+    d->failed = true;
+}

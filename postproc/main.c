@@ -1,0 +1,320 @@
+/*
+ * postproc/main.c: alloctrace-postproc's options and the order of its
+ * stages (LAYOUT.md):
+ *
+ *   read -> pair leaks -> select -> resolve -> filter -> compress -> write/export
+ *
+ * The reader hands records to the first stage of a chain; build_pipeline()
+ * puts the chain together back to front, one clearly separated step per
+ * stage. Other modules hook in at the places marked "HOOK": add their
+ * options to `options`, to long_options/usage and to parse_options, and
+ * their stage in build_pipeline.
+ *
+ * Leaks are paired before any selection so that selecting a free away
+ * never turns a freed block into a leak (the fix over sp-rtrace).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compress.h"
+#include "diag.h"
+#include "leaks.h"
+#include "reader.h"
+#include "select.h"
+#include "trace.h"
+#include "writer.h"
+
+typedef struct options {
+    const char *input;  /* NULL or "-": stdin */
+    const char *output; /* NULL or "-": stdout */
+    bool leaks;
+    bool compress;
+    at_sort sort;
+    unsigned depth;     /* 0: keep whole backtraces */
+    bool quiet;
+    bool strict;
+    at_select_opts select;
+    /* HOOK resolve: options of -r/--resolve go here. */
+    /* HOOK filter: options of --filter go here. */
+    /* HOOK export: options of --format go here. */
+} options;
+
+enum {
+    OPT_INCLUDE = 256,
+    OPT_EXCLUDE,
+    OPT_CALL_ADDRESS,
+    OPT_STRICT,
+    /* HOOK: long-only option ids of other modules go here. */
+};
+
+static const struct option long_options[] = {
+    { "filter-leaks", no_argument, NULL, 'l' },
+    { "compress", no_argument, NULL, 'c' },
+    { "sort", required_argument, NULL, 's' },
+    { "backtrace-depth", required_argument, NULL, 'b' },
+    { "context", required_argument, NULL, 'C' },
+    { "resource", required_argument, NULL, 'R' },
+    { "include", required_argument, NULL, OPT_INCLUDE },
+    { "exclude", required_argument, NULL, OPT_EXCLUDE },
+    { "call-address", required_argument, NULL, OPT_CALL_ADDRESS },
+    { "output", required_argument, NULL, 'o' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "strict", no_argument, NULL, OPT_STRICT },
+    { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
+    /* HOOK: long options of resolve, filter, export go here. */
+    { NULL, 0, NULL, 0 },
+};
+
+/* HOOK: short letters of other modules go here too. */
+static const char short_options[] = "lcs:b:C:R:o:qhV";
+
+static void usage(FILE *f)
+{
+    fputs("usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
+          "Reads an alloctrace (or sp-rtrace 2.0) text trace from INPUT (default: stdin)\n"
+          "and writes it back, filtered, in normal form.\n"
+          "\n"
+          "  -l, --filter-leaks          keep only allocations never freed (leaks)\n"
+          "  -c, --compress              group calls by backtrace\n"
+          "  -s, --sort ORDER            with -c: size, size-asc, count, count-asc\n"
+          "  -b, --backtrace-depth N     cut backtraces to N frames (merging groups)\n"
+          "  -C, --context MASK          keep calls in one of the contexts of MASK\n"
+          "  -R, --resource MASK         keep calls of the resource types of MASK\n"
+          "      --include FILE          keep only the calls whose indices FILE lists\n"
+          "      --exclude FILE          drop the calls whose indices FILE lists\n"
+          "      --call-address MODULE:START+SIZE\n"
+          "                              keep calls with a frame in that range of MODULE\n"
+          "  -o, --output FILE           write to FILE instead of stdout\n"
+          "  -q, --quiet                 no warnings\n"
+          "      --strict                a malformed input line is an error (exit 2)\n"
+          /* HOOK: usage lines of resolve, filter, export go here. */
+          "  -h, --help                  this text\n"
+          "  -V, --version               the version\n"
+          "\n"
+          "Stages run in this order: read, pair leaks, select, resolve, filter,\n"
+          "compress, write. Exit status: 0 ok, 1 I/O error, 2 usage or --strict error.\n",
+          f);
+}
+
+static void option_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, AT_PROGRAM ": ");
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    exit(AT_EXIT_USAGE);
+}
+
+static unsigned long parse_number(const char *opt, const char *arg, unsigned long max)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 0);
+    if (errno || end == arg || *end || arg[0] == '-' || v > max) {
+        fprintf(stderr, AT_PROGRAM ": %s: not a number in range: '%s'\n", opt, arg);
+        exit(AT_EXIT_USAGE);
+    }
+    return v;
+}
+
+static void parse_options(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sort = AT_SORT_NONE;
+    at_select_init(&o->select);
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        switch (c) {
+        case 'l':
+            o->leaks = true;
+            break;
+        case 'c':
+            o->compress = true;
+            break;
+        case 's':
+            if (at_sort_parse(optarg, &o->sort) != 0)
+                option_error("--sort: unknown order '%s' (size, size-asc, count, count-asc)",
+                             optarg);
+            break;
+        case 'b':
+            o->depth = (unsigned)parse_number("--backtrace-depth", optarg, 1u << 20);
+            if (o->depth == 0)
+                option_error("--backtrace-depth: must be at least 1, not '%s'", optarg);
+            break;
+        case 'C':
+            o->select.context_mask = (uint32_t)parse_number("--context", optarg, 0xffffffffu);
+            o->select.use_context = true;
+            break;
+        case 'R':
+            o->select.resource_mask = (uint32_t)parse_number("--resource", optarg, 0xffffffffu);
+            o->select.use_resource = true;
+            break;
+        case OPT_INCLUDE:
+            o->select.include_file = optarg;
+            break;
+        case OPT_EXCLUDE:
+            o->select.exclude_file = optarg;
+            break;
+        case OPT_CALL_ADDRESS:
+            if (at_select_parse_address(&o->select, optarg) != 0)
+                option_error("--call-address: expected MODULE:START+SIZE, not '%s'", optarg);
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'q':
+            o->quiet = true;
+            break;
+        case OPT_STRICT:
+            o->strict = true;
+            break;
+        case 'h':
+            usage(stdout);
+            exit(AT_EXIT_OK);
+        case 'V':
+            puts(AT_PROGRAM " " AT_VERSION);
+            exit(AT_EXIT_OK);
+        /* HOOK: cases of resolve, filter, export options go here. */
+        case '?':
+        default:
+            if (optopt && optopt < 256 && strchr(short_options, optopt))
+                fprintf(stderr, AT_PROGRAM ": option -%c needs an argument (see --help)\n",
+                        optopt);
+            else if (optopt && optopt < 256)
+                fprintf(stderr, AT_PROGRAM ": unknown option -%c (see --help)\n", optopt);
+            else
+                fprintf(stderr, AT_PROGRAM ": bad option '%s' (see --help)\n",
+                        argv[optind - 1]);
+            exit(AT_EXIT_USAGE);
+        }
+    }
+    if (optind < argc)
+        o->input = argv[optind++];
+    if (optind < argc)
+        option_error("one input at most; extra argument '%s'", argv[optind]);
+    if (o->sort != AT_SORT_NONE && !o->compress)
+        option_error("%s needs -c/--compress", "--sort");
+}
+
+/* The stages of one run, owned here so that they are freed in one place. */
+typedef struct pipeline {
+    at_stage *head;
+    at_stage *stages[16];
+    void (*frees[16])(at_stage *);
+    int n;
+} pipeline;
+
+static at_stage *push(pipeline *p, at_stage *s, void (*free_fn)(at_stage *))
+{
+    p->stages[p->n] = s;
+    p->frees[p->n] = free_fn;
+    p->n++;
+    p->head = s;
+    return s;
+}
+
+/* Built back to front: each stage is given the one after it. */
+static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d, int out_fd)
+{
+    memset(p, 0, sizeof *p);
+
+    /* write/export */
+    /* HOOK export: when --format asks for an export, push it here instead
+     * of the writer. */
+    push(p, at_writer_new(out_fd, t, d), at_writer_free);
+
+    /* compress */
+    if (o->compress || o->depth)
+        push(p, at_compress_new(p->head, t, o->compress, o->sort, o->depth), at_compress_free);
+
+    /* filter */
+    /* HOOK filter: push the callstack filter stage here. */
+
+    /* resolve */
+    /* HOOK resolve: push the resolver stage here. */
+
+    /* select */
+    if (at_select_active(&o->select)) {
+        at_stage *s = at_select_new(p->head, t, &o->select, d);
+        if (!s)
+            return -1;
+        push(p, s, at_select_free);
+    }
+
+    /* pair leaks */
+    if (o->leaks)
+        push(p, at_leaks_new(p->head, t), at_leaks_free);
+    return 0;
+}
+
+static void free_pipeline(pipeline *p)
+{
+    for (int i = p->n; i-- > 0;)
+        p->frees[i](p->stages[i]);
+}
+
+static void progress(void *arg, uint64_t bytes)
+{
+    (void)arg;
+    fprintf(stderr, "\r" AT_PROGRAM ": %llu MB read", (unsigned long long)(bytes >> 20));
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    parse_options(argc, argv, &o);
+
+    bool from_stdin = !o.input || strcmp(o.input, "-") == 0;
+    at_diag diag;
+    at_diag_init(&diag, from_stdin ? "<stdin>" : o.input);
+    diag.quiet = o.quiet;
+    diag.strict = o.strict;
+
+    int in_fd = 0;
+    if (!from_stdin && (in_fd = open(o.input, O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.input, strerror(errno));
+        return AT_EXIT_USAGE;
+    }
+    int out_fd = 1;
+    if (o.output && strcmp(o.output, "-") != 0 &&
+        (out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+        fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        return AT_EXIT_FAIL;
+    }
+
+    at_trace *t = at_trace_new();
+    pipeline p;
+    int status = AT_EXIT_OK;
+    if (build_pipeline(&p, &o, t, &diag, out_fd) != 0) {
+        status = diag.failed ? diag.status : AT_EXIT_USAGE;
+    } else {
+        /* Progress only for a large input and when someone watches. */
+        at_read_opts ropts = { 0 };
+        if (!o.quiet && isatty(2) && lseek(in_fd, 0, SEEK_END) > (off_t)(256u << 20)) {
+            ropts.progress = progress;
+        }
+        lseek(in_fd, 0, SEEK_SET);
+        if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
+            at_stage_finish(p.head);
+        if (ropts.progress)
+            fputc('\n', stderr);
+        if (diag.failed)
+            status = diag.status;
+    }
+    free_pipeline(&p);
+    at_trace_free(t);
+    if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {
+        fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        status = AT_EXIT_FAIL;
+    }
+    if (in_fd != 0)
+        close(in_fd);
+    return status;
+}

@@ -1,0 +1,909 @@
+/*
+ * postproc/reader.c: the trace text format in (reader.h).
+ *
+ * Speed matters (a trace can be gigabytes): the input is read in blocks of
+ * 4 MiB, lines are found with memchr and parsed in place with hand-written
+ * number parsing; nothing is allocated per line. A call "block" (call
+ * lines, their argument lines, frames, the closing blank line) is gathered
+ * in reusable scratch arrays that refer to a scratch text buffer by offset,
+ * because the input buffer moves between reads; when the blank line comes,
+ * the frames are interned (one stack per distinct list) and each call is
+ * handed on.
+ *
+ * Decisions the spec leaves to the reader:
+ * - Several call lines before one frame list are a compressed group, with
+ *   or without the "# allocation summary" line.
+ * - A comment inside a block is handed on after the block, so it stays
+ *   before the next call, where the spec places it.
+ * - A line that starts like a call but cannot be read is one warning, and
+ *   the block it starts is skipped to its blank line (its frames would
+ *   otherwise each be a warning). Any other non-'#' line that is no record
+ *   is a warning and is kept as a comment (the seed: "all lines not
+ *   recognized as other record types will be interpreted as comments").
+ * - A truncated last record (a partial last line, or a block without its
+ *   blank line at the end) is dropped with one warning: its frame list may
+ *   be cut short, and a wrong stack is worse than none.
+ */
+#include "reader.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <alloctrace/format.h>
+
+#define READ_BLOCK (4u << 20)
+
+typedef struct pend_call {
+    at_call call;       /* name interned; args/stack set at emit */
+    uint32_t arg_first; /* index into args */
+    uint64_t line;
+} pend_call;
+
+typedef struct pend_arg {
+    size_t name_off, value_off;
+} pend_arg;
+
+typedef struct pend_frame {
+    uint64_t addr;
+    size_t text_off; /* (size_t)-1: no text */
+} pend_frame;
+
+typedef struct pend_comment {
+    size_t off, len;
+    uint64_t line;
+} pend_comment;
+
+typedef enum { ST_TOP, ST_CALLS, ST_FRAMES, ST_SKIP } state;
+
+typedef struct reader {
+    at_trace *t;
+    at_stage *sink;
+    at_diag *d;
+    uint64_t lineno;
+    state st;
+    bool stop;
+    bool have_index;
+    uint64_t last_index;
+    uint64_t block_line;
+
+    pend_call *calls;
+    size_t ncalls, ccalls;
+    pend_arg *args;
+    size_t nargs, cargs;
+    pend_frame *frames;
+    size_t nframes, cframes;
+    pend_comment *comments;
+    size_t ncomments, ccomments;
+    char *text; /* scratch text, NUL-separated */
+    size_t tlen, tcap;
+    char *ctext; /* scratch for comments inside a block */
+    size_t ctlen, ctcap;
+
+    at_frame *fbuf; /* emit-time arrays */
+    size_t cfbuf;
+    at_arg *abuf;
+    size_t cabuf;
+} reader;
+
+static void oom(void)
+{
+    fputs(AT_PROGRAM ": out of memory\n", stderr);
+    abort();
+}
+
+/* Grows *p (elements of size sz) so that n+1 fit. */
+static void reserve(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c <= n)
+        c *= 2;
+    void *q = realloc(*p, c * sz);
+    if (!q)
+        oom();
+    *p = q;
+    *cap = c;
+}
+
+static size_t save_text(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *q = realloc(*buf, c);
+        if (!q)
+            oom();
+        *buf = q;
+        *cap = c;
+    }
+    size_t off = *len;
+    memcpy(*buf + off, s, n);
+    (*buf)[off + n] = '\0';
+    *len += n + 1;
+    return off;
+}
+
+static void put(reader *r, at_record *rec)
+{
+    at_stage_put(r->sink, rec);
+}
+
+/* Reports malformed input; returns true when the read must stop. */
+#define BAD(r, line, ...) ((r)->stop = at_diag_input((r)->d, (line), __VA_ARGS__))
+
+/* ---- numbers ----------------------------------------------------------- */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Hex digits at s (no prefix) up to end; returns the count (0: none or overflow). */
+static size_t parse_hex(const char *s, const char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; s + n < end; n++) {
+        int h = hexval(s[n]);
+        if (h < 0)
+            break;
+        if (v >> 60)
+            return 0;
+        v = (v << 4) | (uint64_t)h;
+    }
+    *out = v;
+    return n;
+}
+
+static size_t parse_dec(const char *s, const char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; s + n < end && s[n] >= '0' && s[n] <= '9'; n++) {
+        uint64_t d = (uint64_t)(s[n] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return n;
+}
+
+static bool is_prefix(const char *s, size_t len, const char *p)
+{
+    size_t n = strlen(p);
+    return len >= n && memcmp(s, p, n) == 0;
+}
+
+static const char *find_last(const char *s, size_t len, const char *needle, size_t n)
+{
+    if (len < n)
+        return NULL;
+    for (size_t i = len - n + 1; i-- > 0;)
+        if (s[i] == needle[0] && memcmp(s + i, needle, n) == 0)
+            return s + i;
+    return NULL;
+}
+
+static const char *find_first(const char *s, size_t len, const char *needle, size_t n)
+{
+    return memmem(s, len, needle, n);
+}
+
+/* ---- header ------------------------------------------------------------ */
+
+/* "yyyy.m.d H:M:S" (sp-rtrace wrote unpadded fields) -> the padded form. */
+static bool normalize_timestamp(const char *v, size_t len, char out[32])
+{
+    uint64_t f[6];
+    const char seps[] = ". .::";
+    const char *p = v, *end = v + len;
+    for (int i = 0; i < 6; i++) {
+        size_t n = parse_dec(p, end, &f[i]);
+        if (!n || n > 4)
+            return false;
+        p += n;
+        if (i < 5) {
+            if (p == end || *p != seps[i])
+                return false;
+            p++;
+            if (i == 2)
+                while (p < end && *p == ' ')
+                    p++;
+        }
+    }
+    if (p != end || f[1] > 12 || f[2] > 31 || f[3] > 24 || f[4] > 59 || f[5] > 60)
+        return false;
+    snprintf(out, 32, "%04u.%02u.%02u %02u:%02u:%02u", (unsigned)f[0], (unsigned)f[1],
+             (unsigned)f[2], (unsigned)f[3], (unsigned)f[4], (unsigned)f[5]);
+    return true;
+}
+
+static void header_filter(at_header *h, const char *v, size_t len)
+{
+    const char *p = v, *end = v + len;
+    char *other = NULL;
+    size_t olen = 0;
+    while (p < end) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        const char *we = bar ? bar : end;
+        size_t n = (size_t)(we - p);
+        if (n == 5 && memcmp(p, AT_FILTER_LEAKS, 5) == 0)
+            h->filter |= AT_F_LEAKS;
+        else if (n == 8 && memcmp(p, AT_FILTER_COMPRESS, 8) == 0)
+            h->filter |= AT_F_COMPRESS;
+        else if (n == 7 && memcmp(p, AT_FILTER_RESOLVE, 7) == 0)
+            h->filter |= AT_F_RESOLVE;
+        else if (n) {
+            char *o = realloc(other, olen + n + 2);
+            if (!o)
+                oom();
+            other = o;
+            if (olen)
+                other[olen++] = '|';
+            memcpy(other + olen, p, n);
+            olen += n;
+            other[olen] = '\0';
+        }
+        p = we + 1;
+    }
+    free(h->filter_other);
+    h->filter_other = other;
+}
+
+static void read_header(reader *r, const char *line, size_t len)
+{
+    at_header *h = &r->t->header;
+    at_header_clear(h);
+    h->present = true;
+    const char *p = line, *end = line + len;
+    while (p < end) {
+        while (p < end && *p == ' ')
+            p++;
+        if (p == end)
+            break;
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *fe = comma ? comma : end;
+        const char *eq = memchr(p, '=', (size_t)(fe - p));
+        if (!eq || eq == p) {
+            if (BAD(r, r->lineno, "header field without key=value: \"%.*s\"", (int)(fe - p), p))
+                return;
+        } else {
+            const char *k = p, *v = eq + 1;
+            size_t kl = (size_t)(eq - p), vl = (size_t)(fe - v);
+            char ts[32];
+#define KEY(name) (kl == strlen(name) && memcmp(k, name, kl) == 0)
+            if (KEY(AT_HDR_VERSION))
+                at_header_set(&h->version, v, vl);
+            else if (KEY(AT_HDR_ARCH))
+                at_header_set(&h->arch, v, vl);
+            else if (KEY(AT_HDR_TIMESTAMP)) {
+                if (normalize_timestamp(v, vl, ts))
+                    at_header_set(&h->timestamp, ts, strlen(ts));
+                else
+                    at_header_set(&h->timestamp, v, vl);
+            } else if (KEY(AT_HDR_PROCESS))
+                at_header_set(&h->process, v, vl);
+            else if (KEY(AT_HDR_PID))
+                at_header_set(&h->pid, v, vl);
+            else if (KEY(AT_HDR_FILTER))
+                header_filter(h, v, vl);
+            else if (KEY(AT_HDR_DEPTH))
+                at_header_set(&h->depth, v, vl);
+            else if (KEY(AT_HDR_ORIGIN))
+                at_header_set(&h->origin, v, vl);
+            else
+                at_header_add_unknown(h, k, kl, v, vl);
+#undef KEY
+        }
+        p = fe + (comma ? 1 : 0);
+    }
+    /* The compressed form is a way of writing calls; what goes down the
+     * stages are plain calls, so only a compressing run sets it again. */
+    r->t->input_compressed = (h->filter & AT_F_COMPRESS) != 0;
+    h->filter &= ~(unsigned)AT_F_COMPRESS;
+}
+
+static void emit_header(reader *r, uint64_t line)
+{
+    at_record rec = { .kind = AT_REC_HEADER, .line = line, .u.header = &r->t->header };
+    put(r, &rec);
+}
+
+/* Does the first line look like a header (key=value fields)? */
+static bool looks_like_header(const char *line, size_t len)
+{
+    if (!len || (line[0] >= '0' && line[0] <= '9') || strchr(":@<&#\t", line[0]))
+        return false;
+    const char *eq = memchr(line, '=', len);
+    return eq && eq != line;
+}
+
+/* ---- registries, maps, attachments -------------------------------------- */
+
+static bool read_resource(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len, *p = line + 1;
+    uint64_t bit;
+    size_t n = parse_hex(p, end, &bit);
+    if (!n || bit == 0 || bit > 0xffffffffu || (bit & (bit - 1)))
+        return false;
+    p += n;
+    if (!is_prefix(p, (size_t)(end - p), "> : "))
+        return false;
+    p += 4;
+    bool refcount = false;
+    const char *te = end;
+    if (te > p && te[-1] == ']') {
+        const char *lb = find_last(p, (size_t)(te - p), " [", 2);
+        if (!lb)
+            return false;
+        const char *f = lb + 2, *fe = te - 1;
+        while (f < fe) {
+            const char *bar = memchr(f, '|', (size_t)(fe - f));
+            const char *we = bar ? bar : fe;
+            if (we - f == 8 && memcmp(f, "refcount", 8) == 0)
+                refcount = true;
+            f = we + 1;
+        }
+        te = lb;
+    }
+    if (te <= p || te[-1] != ')')
+        return false;
+    const char *lp = find_first(p, (size_t)(te - p), " (", 2);
+    if (!lp || lp == p)
+        return false;
+    char *name = strndup(p, (size_t)(lp - p));
+    char *desc = strndup(lp + 2, (size_t)(te - 1 - (lp + 2)));
+    if (!name || !desc)
+        oom();
+    const at_resource *res = at_trace_add_resource(r->t, (uint32_t)bit, name, desc, refcount);
+    free(name);
+    free(desc);
+    if (!res)
+        return false;
+    at_record rec = { .kind = AT_REC_RESOURCE, .line = r->lineno, .u.resource = res };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_context(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len, *p = line + 2;
+    uint64_t bit;
+    size_t n = parse_hex(p, end, &bit);
+    if (!n || bit == 0 || bit > 0xffffffffu)
+        return false;
+    p += n;
+    if (!is_prefix(p, (size_t)(end - p), " : "))
+        return false;
+    p += 3;
+    char *name = strndup(p, (size_t)(end - p));
+    if (!name)
+        oom();
+    const at_context *c = at_trace_add_context(r->t, (uint32_t)bit, name);
+    free(name);
+    if (!c)
+        return false;
+    at_record rec = { .kind = AT_REC_CONTEXT, .line = r->lineno, .u.context = c };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_map(reader *r, const char *line, size_t len)
+{
+    const char *path;
+    size_t plen;
+    uint64_t start, end;
+    if (at_maps_parse_line(line + 2, len - 2, &path, &plen, &start, &end) != 0)
+        return false;
+    char *p = strndup(path, plen);
+    if (!p)
+        oom();
+    const at_map *m = at_maps_add(r->t->maps, p, start, end);
+    free(p);
+    at_record rec = { .kind = AT_REC_MAP, .line = r->lineno, .u.map = m };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_attachment(reader *r, const char *line, size_t len)
+{
+    const char *p = line + 2, *end = line + len;
+    const char *sep = find_first(p, (size_t)(end - p), " : ", 3);
+    if (!sep || sep == p)
+        return false;
+    char *name = strndup(p, (size_t)(sep - p));
+    char *path = strndup(sep + 3, (size_t)(end - sep - 3));
+    if (!name || !path)
+        oom();
+    at_record rec = { .kind = AT_REC_ATTACHMENT, .line = r->lineno };
+    rec.u.attachment.name = name;
+    rec.u.attachment.path = path;
+    put(r, &rec);
+    free(name);
+    free(path);
+    return true;
+}
+
+static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
+{
+    if (is_prefix(text, len, AT_BUILD_ID_PREFIX)) {
+        const char *p = text + strlen(AT_BUILD_ID_PREFIX);
+        size_t n = len - strlen(AT_BUILD_ID_PREFIX);
+        const char *arrow = find_last(p, n, AT_MAP_ARROW, 4);
+        if (arrow && arrow != p) {
+            char *path = strndup(p, (size_t)(arrow - p));
+            char *hex = strndup(arrow + 4, (size_t)(p + n - arrow - 4));
+            if (!path || !hex)
+                oom();
+            at_maps_set_build_id(r->t->maps, path, hex);
+            free(path);
+            free(hex);
+        }
+    }
+    at_record rec = { .kind = AT_REC_COMMENT, .line = line };
+    rec.u.comment.text = text;
+    rec.u.comment.len = len;
+    put(r, &rec);
+}
+
+/* ---- calls ------------------------------------------------------------- */
+
+/* Parses a call line into c (name interned). Returns false if malformed. */
+static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
+{
+    const char *p = line, *end = line + len;
+    memset(c, 0, sizeof *c);
+    size_t n = parse_dec(p, end, &c->index);
+    if (!n || !is_prefix(p + n, (size_t)(end - p - n), ". "))
+        return false;
+    p += n + 2;
+    if (p < end && *p == '@') {
+        uint64_t ctx;
+        n = parse_hex(p + 1, end, &ctx);
+        if (!n || ctx > 0xffffffffu || p + 1 + n >= end || p[1 + n] != ' ')
+            return false;
+        c->context = (uint32_t)ctx;
+        p += n + 2;
+    }
+    if (p < end && *p == '[') {
+        uint64_t f[3], frac;
+        const char *q = p + 1;
+        for (int i = 0; i < 3; i++) {
+            n = parse_dec(q, end, &f[i]);
+            if (!n || n > 2 || q + n >= end || q[n] != (i < 2 ? ':' : '.'))
+                return false;
+            q += n + 1;
+        }
+        n = parse_dec(q, end, &frac);
+        if ((n != 3 && n != 6) || q + n + 1 >= end || q[n] != ']' || q[n + 1] != ' ')
+            return false;
+        if (f[1] > 59 || f[2] > 60 || f[0] > 99)
+            return false;
+        if (n == 3)
+            frac *= 1000;
+        c->has_time = true;
+        c->time_us = ((f[0] * 60 + f[1]) * 60 + f[2]) * 1000000 + frac;
+        p = q + n + 2;
+    }
+    const char *name_end;
+    if (end > p && end[-1] == ')') {
+        /* release: NAME(0xID) */
+        const char *lp = find_last(p, (size_t)(end - p), "(", 1);
+        if (!lp || !is_prefix(lp + 1, (size_t)(end - lp - 1), "0x"))
+            return false;
+        n = parse_hex(lp + 3, end - 1, &c->id);
+        if (!n || lp + 3 + n != end - 1)
+            return false;
+        c->is_alloc = false;
+        name_end = lp;
+    } else {
+        /* allocation: NAME(SIZE) = 0xID */
+        const char *eq = find_last(p, (size_t)(end - p), ") = 0x", 6);
+        if (!eq)
+            return false;
+        n = parse_hex(eq + 6, end, &c->id);
+        if (!n || eq + 6 + n != end)
+            return false;
+        const char *lp = find_last(p, (size_t)(eq - p), "(", 1);
+        if (!lp)
+            return false;
+        n = parse_dec(lp + 1, eq, &c->size);
+        if (!n || lp + 1 + n != eq)
+            return false;
+        c->is_alloc = true;
+        name_end = lp;
+    }
+    if (name_end == p)
+        return false;
+    /* NAME<TYPE>: split only for a registered type (C++ template names). */
+    c->res = r->t->nresources ? r->t->resources[0].bit : 0;
+    if (name_end[-1] == '>') {
+        const char *lt = find_last(p, (size_t)(name_end - p), "<", 1);
+        if (lt && lt > p) {
+            const at_resource *res =
+                at_trace_resource_named(r->t, lt + 1, (size_t)(name_end - 1 - (lt + 1)));
+            if (res) {
+                c->res = res->bit;
+                name_end = lt;
+            }
+        }
+    }
+    c->name = at_trace_name(r->t, p, (size_t)(name_end - p));
+    return true;
+}
+
+static void block_reset(reader *r)
+{
+    r->ncalls = r->nargs = r->nframes = 0;
+    r->tlen = 0;
+}
+
+static void flush_block_comments(reader *r)
+{
+    for (size_t i = 0; i < r->ncomments && !r->stop; i++)
+        emit_comment(r, r->ctext + r->comments[i].off, r->comments[i].len, r->comments[i].line);
+    r->ncomments = 0;
+    r->ctlen = 0;
+}
+
+static void emit_block(reader *r)
+{
+    reserve((void **)&r->fbuf, &r->cfbuf, r->nframes, sizeof *r->fbuf);
+    for (size_t i = 0; i < r->nframes; i++) {
+        r->fbuf[i].addr = r->frames[i].addr;
+        r->fbuf[i].text =
+            r->frames[i].text_off == (size_t)-1 ? NULL : r->text + r->frames[i].text_off;
+    }
+    const at_stack *stack = at_stacks_intern(r->t->stacks, r->fbuf, (uint32_t)r->nframes);
+    reserve((void **)&r->abuf, &r->cabuf, r->nargs, sizeof *r->abuf);
+    for (size_t i = 0; i < r->nargs; i++) {
+        r->abuf[i].name = r->text + r->args[i].name_off;
+        r->abuf[i].value = r->text + r->args[i].value_off;
+    }
+    for (size_t i = 0; i < r->ncalls && !r->stop; i++) {
+        pend_call *pc = &r->calls[i];
+        uint32_t next = i + 1 < r->ncalls ? r->calls[i + 1].arg_first : (uint32_t)r->nargs;
+        pc->call.nargs = next - pc->arg_first;
+        pc->call.args = pc->call.nargs ? r->abuf + pc->arg_first : NULL;
+        pc->call.stack = stack;
+        at_record rec = { .kind = AT_REC_CALL, .line = pc->line, .u.call = &pc->call };
+        put(r, &rec);
+    }
+    block_reset(r);
+    r->st = ST_TOP;
+    flush_block_comments(r);
+}
+
+static void add_call(reader *r, const at_call *c)
+{
+    if (!r->t->input_compressed) {
+        if (r->have_index && c->index <= r->last_index)
+            BAD(r, r->lineno, "call index %llu does not follow %llu",
+                (unsigned long long)c->index, (unsigned long long)r->last_index);
+        r->have_index = true;
+        r->last_index = c->index;
+    }
+    reserve((void **)&r->calls, &r->ccalls, r->ncalls, sizeof *r->calls);
+    r->calls[r->ncalls++] = (pend_call){ .call = *c, .arg_first = (uint32_t)r->nargs, .line = r->lineno };
+}
+
+static bool read_arg(reader *r, const char *line, size_t len)
+{
+    const char *p = line + 2, *end = line + len;
+    const char *eq = find_first(p, (size_t)(end - p), " = ", 3);
+    if (!eq || eq == p)
+        return false;
+    reserve((void **)&r->args, &r->cargs, r->nargs, sizeof *r->args);
+    pend_arg *a = &r->args[r->nargs++];
+    a->name_off = save_text(&r->text, &r->tlen, &r->tcap, p, (size_t)(eq - p));
+    a->value_off = save_text(&r->text, &r->tlen, &r->tcap, eq + 3, (size_t)(end - eq - 3));
+    return true;
+}
+
+static bool read_frame(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len;
+    if (!is_prefix(line, len, "\t0x"))
+        return false;
+    uint64_t addr;
+    size_t n = parse_hex(line + 3, end, &addr);
+    if (!n)
+        return false;
+    const char *p = line + 3 + n;
+    size_t off = (size_t)-1;
+    if (p < end) {
+        if (*p != ' ')
+            return false;
+        off = save_text(&r->text, &r->tlen, &r->tcap, p + 1, (size_t)(end - p - 1));
+    }
+    reserve((void **)&r->frames, &r->cframes, r->nframes, sizeof *r->frames);
+    r->frames[r->nframes++] = (pend_frame){ addr, off };
+    return true;
+}
+
+static void keep_block_comment(reader *r, const char *line, size_t len)
+{
+    reserve((void **)&r->comments, &r->ccomments, r->ncomments, sizeof *r->comments);
+    size_t off = save_text(&r->ctext, &r->ctlen, &r->ctcap, line, len);
+    r->comments[r->ncomments++] = (pend_comment){ off, len, r->lineno };
+}
+
+/* ---- lines ------------------------------------------------------------- */
+
+static bool starts_call(const char *line, size_t len)
+{
+    return len && line[0] >= '0' && line[0] <= '9';
+}
+
+static void top_line(reader *r, const char *line, size_t len);
+
+static void block_line(reader *r, const char *line, size_t len)
+{
+    if (len == 0) {
+        emit_block(r);
+        return;
+    }
+    if (line[0] == '\t') {
+        if (len > 1 && line[1] == '$') {
+            if (r->st != ST_CALLS) {
+                BAD(r, r->lineno, "argument line after the frames");
+                return;
+            }
+            if (!read_arg(r, line, len))
+                BAD(r, r->lineno, "malformed argument line (TAB $NAME = VALUE)");
+            return;
+        }
+        if (read_frame(r, line, len))
+            r->st = ST_FRAMES;
+        else
+            BAD(r, r->lineno, "malformed frame line (TAB 0xADDR [TEXT])");
+        return;
+    }
+    if (is_prefix(line, len, AT_ALLOC_SUMMARY)) {
+        r->st = ST_FRAMES;
+        return;
+    }
+    if (line[0] == '#') {
+        if (!is_prefix(line, len, AT_TEMP_COMMENT))
+            keep_block_comment(r, line, len);
+        return;
+    }
+    if (starts_call(line, len) && r->st == ST_CALLS) {
+        at_call c;
+        if (parse_call(r, line, len, &c)) {
+            add_call(r, &c); /* another call of a compressed group */
+            return;
+        }
+    }
+    /* Anything else ends the block that lacked its blank line. */
+    if (BAD(r, r->block_line, "call record not ended by a blank line"))
+        return;
+    emit_block(r);
+    if (!r->stop)
+        top_line(r, line, len);
+}
+
+static void top_line(reader *r, const char *line, size_t len)
+{
+    if (len == 0)
+        return;
+    bool ok = true;
+    switch (line[0]) {
+    case '#':
+        if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
+            emit_comment(r, line, len, r->lineno);
+        return;
+    case '<':
+        ok = read_resource(r, line, len);
+        break;
+    case '@':
+        ok = is_prefix(line, len, AT_CTX_PREFIX) && read_context(r, line, len);
+        break;
+    case ':':
+        ok = is_prefix(line, len, AT_MAP_PREFIX) && read_map(r, line, len);
+        break;
+    case '&':
+        ok = is_prefix(line, len, AT_ATTACH_PREFIX) && read_attachment(r, line, len);
+        break;
+    case '\t':
+        BAD(r, r->lineno, "argument or frame line outside a call record");
+        return;
+    default:
+        if (starts_call(line, len)) {
+            at_call c;
+            if (parse_call(r, line, len, &c)) {
+                r->block_line = r->lineno;
+                add_call(r, &c);
+                r->st = ST_CALLS;
+            } else if (!BAD(r, r->lineno, "malformed call line: \"%.*s\"",
+                            (int)(len > 80 ? 80 : len), line)) {
+                r->st = ST_SKIP;
+            }
+            return;
+        }
+        ok = false;
+    }
+    if (!ok) {
+        if (BAD(r, r->lineno, "unreadable line kept as a comment: \"%.*s\"",
+                (int)(len > 80 ? 80 : len), line))
+            return;
+        emit_comment(r, line, len, r->lineno);
+    }
+}
+
+static void one_line(reader *r, const char *line, size_t len)
+{
+    r->lineno++;
+    if (len && line[len - 1] == '\r')
+        len--;
+    if (r->lineno == 1) {
+        if (looks_like_header(line, len)) {
+            read_header(r, line, len);
+            if (!r->stop)
+                emit_header(r, 1);
+            return;
+        }
+        emit_header(r, 0);
+        if (BAD(r, 1, "no header line (version=..., arch=..., ...)"))
+            return;
+    }
+    switch (r->st) {
+    case ST_TOP:
+        top_line(r, line, len);
+        break;
+    case ST_CALLS:
+    case ST_FRAMES:
+        block_line(r, line, len);
+        break;
+    case ST_SKIP:
+        if (len == 0)
+            r->st = ST_TOP;
+        break;
+    }
+}
+
+/* End of input; partial: the last line had no line end. */
+static void at_eof(reader *r, bool partial)
+{
+    if (r->lineno == 0 && !partial) {
+        emit_header(r, 0); /* empty input: an empty trace */
+        return;
+    }
+    if (partial || r->st == ST_CALLS || r->st == ST_FRAMES) {
+        uint64_t line = r->st == ST_CALLS || r->st == ST_FRAMES ? r->block_line : r->lineno;
+        if (r->st == ST_CALLS || r->st == ST_FRAMES)
+            at_diag_input(r->d, line, "truncated last record (call %llu) dropped",
+                          (unsigned long long)r->calls[r->ncalls - 1].call.index);
+        else
+            at_diag_input(r->d, line, "truncated last line dropped");
+        if (r->d->strict)
+            r->stop = true;
+        block_reset(r);
+        flush_block_comments(r);
+    }
+}
+
+static void reader_init(reader *r, at_trace *t, at_stage *sink, at_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->sink = sink;
+    r->d = d;
+}
+
+static void reader_done(reader *r)
+{
+    free(r->calls);
+    free(r->args);
+    free(r->frames);
+    free(r->comments);
+    free(r->text);
+    free(r->ctext);
+    free(r->fbuf);
+    free(r->abuf);
+}
+
+/* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
+static size_t feed(reader *r, const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end && !r->stop) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        one_line(r, p, (size_t)(nl - p));
+        p = nl + 1;
+    }
+    return (size_t)(p - buf);
+}
+
+/* A partial last line: a header line is kept (a trace of one line), any
+ * other is a truncated record. */
+static void partial_tail(reader *r, const char *p, size_t n)
+{
+    if (r->lineno == 0) {
+        one_line(r, p, n);
+        if (!r->stop)
+            at_eof(r, false);
+        return;
+    }
+    r->lineno++;
+    at_eof(r, true);
+}
+
+int at_read_mem(const char *data, size_t len, at_trace *t, at_stage *sink, at_diag *d)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    size_t used = feed(&r, data, len);
+    if (!r.stop) {
+        if (used < len)
+            partial_tail(&r, data + used, len - used);
+        else
+            at_eof(&r, false);
+    }
+    reader_done(&r);
+    return r.stop ? -1 : 0;
+}
+
+int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_opts *opts)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    size_t cap = READ_BLOCK, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        oom();
+    uint64_t total = 0, next_progress = 64u << 20;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) { /* a line longer than the buffer */
+            cap *= 2;
+            char *nb = realloc(buf, cap);
+            if (!nb)
+                oom();
+            buf = nb;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            at_diag_error(d, AT_EXIT_FAIL, "%s: read error: %s", d->file, strerror(errno));
+            rc = -1;
+            break;
+        }
+        if (got == 0) {
+            if (len)
+                partial_tail(&r, buf, len);
+            else
+                at_eof(&r, false);
+            break;
+        }
+        total += (uint64_t)got;
+        len += (size_t)got;
+        size_t used = feed(&r, buf, len);
+        if (r.stop)
+            break;
+        memmove(buf, buf + used, len - used);
+        len -= used;
+        if (opts && opts->progress && total >= next_progress) {
+            opts->progress(opts->progress_arg, total);
+            next_progress = total + (64u << 20);
+        }
+    }
+    free(buf);
+    reader_done(&r);
+    return r.stop || rc ? -1 : 0;
+}
