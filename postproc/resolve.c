@@ -1,0 +1,387 @@
+/*
+ * postproc/resolve.c: the resolver (resolve.h). It keeps its own copy of
+ * the map lines (the trace's map table may move them), opens a module the
+ * first time one of its addresses is resolved, and memoizes twice:
+ *   - per (map, address): the frame texts one address expands into;
+ *   - per input stack: the resolved, interned stack.
+ * Addresses are keyed with their map because a later map line may cover
+ * the same range with another object (dlclose, then dlopen).
+ *
+ * An address is looked up as ADDR - 1, the call instruction itself, so the
+ * line is the call's own line and not the next statement's (a call that
+ * ends a function would otherwise resolve into the next function).
+ */
+#include "resolve.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <alloctrace/format.h>
+
+#include "resolve_cache.h"
+#include "resolve_module.h"
+
+#define WARN_PREFIX "alloctrace-postproc: WARNING: "
+
+typedef struct rmap {
+    char *path, *build_id;
+    uint64_t start, end;
+    long module; /* index into modules; -1 until first needed */
+} rmap;
+
+/* The frame texts one address resolves to (inline chain expanded). */
+typedef struct resolved {
+    uint32_t n;
+    char *texts[];
+} resolved;
+
+struct at_resolver {
+    bool re_resolve, quiet;
+    char *sysroot;
+    char **build_id_dirs; /* absolute: --debug-dir..., sysroot debug dir, /usr/lib/debug */
+    size_t nbuild_id_dirs;
+    char *debuginfo_path; /* the same, in libdwfl's syntax, for .gnu_debuglink too */
+    Dwfl_Callbacks callbacks;
+    at_module_env env;
+
+    rmap *maps;
+    size_t nmaps, capmaps;
+    at_module *modules;
+    size_t nmodules, capmodules;
+
+    at_rcache *addrs;  /* (map index + 1 or 0, address) -> resolved */
+    at_rcache *stacks; /* (input stack, 0) -> output stack */
+    at_stack_table *table;
+    at_demangler *dm;
+    at_frame *buf;
+    size_t capbuf;
+    at_resolve_stats stats;
+};
+
+static void oom(void)
+{
+    fputs("alloctrace-postproc: out of memory\n", stderr);
+    abort();
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+static char *xstrdup(const char *s)
+{
+    if (!s)
+        return NULL;
+    char *c = strdup(s);
+    if (!c)
+        oom();
+    return c;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        oom();
+    va_end(ap);
+    return s;
+}
+
+/* libdwfl searches by build id only in absolute directories. */
+static char *absolute(const char *dir)
+{
+    if (dir[0] == '/')
+        return xstrdup(dir);
+    char *cwd = getcwd(NULL, 0);
+    char *s = xasprintf("%s/%s", cwd ? cwd : ".", dir);
+    free(cwd);
+    return s;
+}
+
+static void add_dir(at_resolver *r, char *dir)
+{
+    r->build_id_dirs = xrealloc(r->build_id_dirs, (r->nbuild_id_dirs + 1) * sizeof(char *));
+    r->build_id_dirs[r->nbuild_id_dirs++] = dir;
+}
+
+/* libdwfl's search path: the --debug-dir directories first, then the
+ * module's own directory and its .debug subdirectory (debuglink), then the
+ * sysroot's and the system's debug trees. libdwfl tries the build id in
+ * every absolute element and the debuglink name in all of them; it checks
+ * a found file against the module's build id (or debuglink CRC). */
+static char *debuginfo_path(const at_resolver *r, size_t ngiven)
+{
+    size_t len = 16;
+    for (size_t i = 0; i < r->nbuild_id_dirs; i++)
+        len += strlen(r->build_id_dirs[i]) + 1;
+    char *s = xrealloc(NULL, len);
+    s[0] = '\0';
+    for (size_t i = 0; i < ngiven; i++) {
+        strcat(s, r->build_id_dirs[i]);
+        strcat(s, ":");
+    }
+    strcat(s, ":.debug");
+    for (size_t i = ngiven; i < r->nbuild_id_dirs; i++) {
+        strcat(s, ":");
+        strcat(s, r->build_id_dirs[i]);
+    }
+    return s;
+}
+
+at_resolver *at_resolver_new(const at_resolve_options *opts)
+{
+    at_resolve_options none = { 0 };
+    if (!opts)
+        opts = &none;
+    for (size_t i = 0; i < opts->ndebug_dirs; i++) {
+        if (strchr(opts->debug_dirs[i], ':')) {
+            fprintf(stderr, "alloctrace-postproc: --debug-dir %s: a directory name with ':' is not "
+                            "supported\n", opts->debug_dirs[i]);
+            return NULL;
+        }
+    }
+    if (opts->sysroot && strchr(opts->sysroot, ':')) {
+        fprintf(stderr, "alloctrace-postproc: --sysroot %s: a directory name with ':' is not "
+                        "supported\n", opts->sysroot);
+        return NULL;
+    }
+    at_resolver *r = xrealloc(NULL, sizeof *r);
+    *r = (at_resolver){ .re_resolve = opts->re_resolve, .quiet = opts->quiet };
+    for (size_t i = 0; i < opts->ndebug_dirs; i++)
+        add_dir(r, absolute(opts->debug_dirs[i]));
+    if (opts->sysroot && opts->sysroot[0]) {
+        r->sysroot = absolute(opts->sysroot);
+        add_dir(r, xasprintf("%s/usr/lib/debug", r->sysroot));
+    }
+    add_dir(r, xstrdup("/usr/lib/debug"));
+    r->debuginfo_path = debuginfo_path(r, opts->ndebug_dirs);
+    r->callbacks = (Dwfl_Callbacks){
+        .find_elf = dwfl_build_id_find_elf,
+        .find_debuginfo = dwfl_standard_find_debuginfo,
+        .section_address = dwfl_offline_section_address,
+        .debuginfo_path = &r->debuginfo_path,
+    };
+    r->env = (at_module_env){ .callbacks = &r->callbacks,
+                              .sysroot = r->sysroot,
+                              .build_id_dirs = (const char *const *)r->build_id_dirs,
+                              .nbuild_id_dirs = r->nbuild_id_dirs };
+    r->addrs = at_rcache_new();
+    r->stacks = at_rcache_new();
+    r->dm = at_demangler_new();
+    return r;
+}
+
+static void free_resolved(void *p)
+{
+    resolved *e = p;
+    for (uint32_t i = 0; i < e->n; i++)
+        free(e->texts[i]);
+    free(e);
+}
+
+void at_resolver_free(at_resolver *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nmaps; i++) {
+        free(r->maps[i].path);
+        free(r->maps[i].build_id);
+    }
+    free(r->maps);
+    for (size_t i = 0; i < r->nmodules; i++)
+        at_module_close(&r->modules[i]);
+    free(r->modules);
+    at_rcache_free(r->addrs, free_resolved);
+    at_rcache_free(r->stacks, NULL);
+    at_demangler_free(r->dm);
+    for (size_t i = 0; i < r->nbuild_id_dirs; i++)
+        free(r->build_id_dirs[i]);
+    free(r->build_id_dirs);
+    free(r->debuginfo_path);
+    free(r->sysroot);
+    free(r->buf);
+    free(r);
+}
+
+void at_resolver_add_map(at_resolver *r, const at_map *map)
+{
+    /* A stack resolved before this map replaced part of an older one may
+     * now resolve differently: forget resolved stacks (addresses are keyed
+     * by map and stay valid). */
+    for (size_t i = 0; i < r->nmaps; i++)
+        if (map->start < r->maps[i].end && r->maps[i].start < map->end) {
+            at_rcache_clear(r->stacks, NULL);
+            break;
+        }
+    if (r->nmaps == r->capmaps) {
+        r->capmaps = r->capmaps ? r->capmaps * 2 : 32;
+        r->maps = xrealloc(r->maps, r->capmaps * sizeof *r->maps);
+    }
+    r->maps[r->nmaps++] = (rmap){ .path = xstrdup(map->path), .build_id = xstrdup(map->build_id),
+                                  .start = map->start, .end = map->end, .module = -1 };
+}
+
+void at_resolver_set_build_id(at_resolver *r, const char *path, const char *hex)
+{
+    for (size_t i = r->nmaps; i-- > 0;) {
+        rmap *m = &r->maps[i];
+        if (strcmp(m->path, path) != 0)
+            continue;
+        if (m->module < 0) { /* too late once the module is open: it was checked without */
+            free(m->build_id);
+            m->build_id = xstrdup(hex);
+        }
+        return;
+    }
+}
+
+static long find_map(const at_resolver *r, uint64_t pc)
+{
+    for (size_t i = r->nmaps; i-- > 0;)
+        if (pc >= r->maps[i].start && pc < r->maps[i].end)
+            return (long)i;
+    return -1;
+}
+
+static bool same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void warn(at_resolver *r, const char *msg)
+{
+    r->stats.warnings++;
+    if (!r->quiet)
+        fprintf(stderr, WARN_PREFIX "%s\n", msg);
+}
+
+/* The module of a map, opened on first use; one per (path, build id). */
+static at_module *module_of(at_resolver *r, rmap *m)
+{
+    if (m->module >= 0)
+        return &r->modules[m->module];
+    for (size_t i = 0; i < r->nmodules; i++)
+        if (strcmp(r->modules[i].path, m->path) == 0 && same(r->modules[i].build_id, m->build_id)) {
+            m->module = (long)i;
+            return &r->modules[i];
+        }
+    if (r->nmodules == r->capmodules) {
+        r->capmodules = r->capmodules ? r->capmodules * 2 : 16;
+        r->modules = xrealloc(r->modules, r->capmodules * sizeof *r->modules);
+    }
+    at_module *mod = &r->modules[r->nmodules];
+    m->module = (long)r->nmodules++;
+    at_module_open(mod, m->path, m->build_id, &r->env);
+    r->stats.modules_opened++;
+    /* A pseudo-object such as linux-vdso.so.1 has no file: nothing to warn about. */
+    if (mod->problem && strchr(m->path, '/'))
+        warn(r, mod->problem);
+    return mod;
+}
+
+static resolved *one_text(char *text)
+{
+    resolved *e = xrealloc(NULL, sizeof *e + sizeof(char *));
+    e->n = 1;
+    e->texts[0] = text;
+    return e;
+}
+
+static char *frame_text(const at_symframe *f, const char *module, bool inlined)
+{
+    const char *suffix = inlined ? AT_FRAME_INLINED : "";
+    if (f->function && f->file && f->line)
+        return xasprintf("%s%s%s:%u%s", f->function, AT_FRAME_AT, f->file, f->line, suffix);
+    return xasprintf("%s %s%s%s", f->function ? f->function : "??", AT_FRAME_FROM,
+                     module, suffix);
+}
+
+static resolved *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
+{
+    at_module *mod = module_of(r, m);
+    if (mod->state != AT_MODULE_OK)
+        return one_text(xasprintf("%s%s", AT_FRAME_FROM, m->path));
+    uint64_t addr = mod->absolute ? pc : pc - m->start;
+    at_symframe *f = NULL;
+    size_t n = at_module_lookup(mod, addr, r->dm, &f);
+    if (n == 0)
+        return one_text(xasprintf("%s%s", AT_FRAME_FROM, m->path));
+    resolved *e = xrealloc(NULL, sizeof *e + n * sizeof(char *));
+    e->n = (uint32_t)n;
+    for (size_t i = 0; i < n; i++)
+        e->texts[i] = frame_text(&f[i], m->path, i + 1 < n);
+    at_symframes_free(f, n);
+    return e;
+}
+
+static const resolved *resolve_address(at_resolver *r, uint64_t addr)
+{
+    uint64_t pc = addr ? addr - 1 : 0;
+    long mi = find_map(r, pc);
+    resolved *e = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
+    if (e)
+        return e;
+    e = mi < 0 ? one_text(xstrdup(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
+    at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, e);
+    r->stats.addresses++;
+    return e;
+}
+
+static void push(at_resolver *r, size_t *n, uint64_t addr, const char *text)
+{
+    if (*n == r->capbuf) {
+        r->capbuf = r->capbuf ? r->capbuf * 2 : 64;
+        r->buf = xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+    }
+    r->buf[(*n)++] = (at_frame){ .addr = addr, .text = text };
+}
+
+static bool ends_inlined(const char *text)
+{
+    size_t n = text ? strlen(text) : 0, k = strlen(AT_FRAME_INLINED);
+    return n >= k && memcmp(text + n - k, AT_FRAME_INLINED, k) == 0;
+}
+
+const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const at_stack *stack)
+{
+    if (table != r->table) {
+        at_rcache_clear(r->stacks, NULL);
+        r->table = table;
+    }
+    const at_stack *out = at_rcache_get(r->stacks, (uintptr_t)stack, 0);
+    if (out)
+        return out;
+    size_t n = 0;
+    for (uint32_t i = 0; i < stack->nframes; i++) {
+        const at_frame *f = &stack->frames[i];
+        if (f->text && !r->re_resolve) {
+            push(r, &n, f->addr, f->text);
+            continue;
+        }
+        /* Re-resolving: the outer frames of an earlier inline expansion
+         * come again from resolving its first frame. */
+        if (f->text && i > 0 && stack->frames[i - 1].addr == f->addr &&
+            ends_inlined(stack->frames[i - 1].text))
+            continue;
+        const resolved *e = resolve_address(r, f->addr);
+        for (uint32_t k = 0; k < e->n; k++)
+            push(r, &n, f->addr, e->texts[k]);
+    }
+    out = at_stacks_intern(table, r->buf, (uint32_t)n);
+    r->stats.stacks++;
+    at_rcache_put(r->stacks, (uintptr_t)stack, 0, (void *)out);
+    at_rcache_put(r->stacks, (uintptr_t)out, 0, (void *)out); /* resolving it again changes nothing */
+    return out;
+}
+
+at_resolve_stats at_resolver_stats(const at_resolver *r) { return r->stats; }

@@ -1,0 +1,62 @@
+/*
+ * postproc/resolve_module.h: one module file of a trace, opened with
+ * libdwfl, and what an address in it says (resolve_module.c opens and
+ * checks, resolve_lookup.c reads DWARF and symbols). Internal to the
+ * resolver.
+ */
+#ifndef AT_RESOLVE_MODULE_H
+#define AT_RESOLVE_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <elfutils/libdwfl.h>
+
+#include "demangle.h"
+
+typedef enum at_module_state {
+    AT_MODULE_OK,
+    AT_MODULE_MISSING,  /* no readable ELF file: frames read "from MODULE" */
+    AT_MODULE_MISMATCH, /* build id differs from the traced one: "from MODULE" */
+} at_module_state;
+
+typedef struct at_module {
+    char *path;          /* as the trace names it */
+    char *build_id;      /* traced build id, lower-case hex, or NULL */
+    at_module_state state;
+    char *problem;       /* the warning for a module that is not OK */
+    Dwfl *dwfl;          /* one Dwfl per file (see resolve_module.c) */
+    Dwfl_Module *mod;
+    bool absolute;       /* ET_EXEC: trace addresses are the file's own */
+} at_module;
+
+/* Where and how modules are looked for; owned by the resolver. */
+typedef struct at_module_env {
+    const Dwfl_Callbacks *callbacks;
+    const char *sysroot;           /* or NULL */
+    const char *const *build_id_dirs; /* absolute debug dirs, searched in order */
+    size_t nbuild_id_dirs;
+} at_module_env;
+
+/* Opens the module file `path` (under the sysroot) and checks it against
+ * the traced build id (NULL: no check). Always fills m; m->state says
+ * whether it can be used and m->problem why not. */
+void at_module_open(at_module *m, const char *path, const char *build_id, const at_module_env *env);
+void at_module_close(at_module *m);
+
+/* One frame of what an address says: function (demangled with parameters,
+ * or a C name with "()"), and source position. NULLs/0 when unknown. */
+typedef struct at_symframe {
+    char *function;
+    char *file;
+    unsigned line;
+} at_symframe;
+
+/* Resolves `addr` (the file's own address, the call instruction): the
+ * inline chain innermost first, the real function last. Returns the number
+ * of frames in *out (malloc'ed), 0 when nothing at all is known. */
+size_t at_module_lookup(at_module *m, uint64_t addr, at_demangler *dm, at_symframe **out);
+void at_symframes_free(at_symframe *f, size_t n);
+
+#endif

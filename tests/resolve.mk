@@ -1,0 +1,33 @@
+# The resolver's tests and the programs they resolve (tests/programs/resolve_*):
+# the same sites built -O0 and -O2 (inlining), PIE and non-PIE, stripped with
+# the debug info in a separate file under a .build-id tree, a shared library
+# and a C++ program. Built without sanitizers: they stand for user programs.
+RP := $(B)/tests/programs
+RESOLVE_PROGRAMS := $(RP)/libresolve_lib.so $(RP)/resolve_app_O0 $(RP)/resolve_app_O2 \
+                    $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx
+RESOLVE_PROG_FLAGS := -g -Wall -Wextra -Werror -D_GNU_SOURCE
+RESOLVE_LINK := -L$(RP) -lresolve_lib -Wl,-rpath,'$$ORIGIN'
+
+$(RP)/libresolve_lib.so: tests/programs/resolve_lib.c tests/programs/resolve_probe.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(RESOLVE_PROG_FLAGS) -O0 -fPIC -shared $< -o $@
+$(RP)/resolve_app_O0: tests/programs/resolve_app.c tests/programs/resolve_probe.h $(RP)/libresolve_lib.so
+	$(CC) -std=gnu11 $(RESOLVE_PROG_FLAGS) -O0 -fPIE -pie $< $(RESOLVE_LINK) -o $@
+$(RP)/resolve_app_O2: tests/programs/resolve_app.c tests/programs/resolve_probe.h $(RP)/libresolve_lib.so
+	$(CC) -std=gnu11 $(RESOLVE_PROG_FLAGS) -O2 -fPIE -pie $< $(RESOLVE_LINK) -o $@
+$(RP)/resolve_app_nopie: tests/programs/resolve_app.c tests/programs/resolve_probe.h $(RP)/libresolve_lib.so
+	$(CC) -std=gnu11 $(RESOLVE_PROG_FLAGS) -O0 -fno-pie -no-pie $< $(RESOLVE_LINK) -o $@
+$(RP)/resolve_cxx: tests/programs/resolve_cxx.cc tests/programs/resolve_probe.h
+	$(CXX) -std=gnu++17 $(RESOLVE_PROG_FLAGS) -O0 -fPIE -pie $< -o $@
+# Stripped of everything, with no .gnu_debuglink: only the build id leads
+# to resolve_debug/.build-id/xx/yyyy.debug (what --debug-dir is for).
+$(RP)/resolve_app_stripped: $(RP)/resolve_app_O0
+	rm -rf $(RP)/resolve_debug
+	objcopy --only-keep-debug $< $@.debug
+	objcopy --strip-all $< $@
+	id=$$(readelf -n $@ | sed -n 's/.*Build ID: *//p'); \
+	  mkdir -p $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2) && \
+	  mv $@.debug $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
+
+TEST_DEPS += $(RESOLVE_PROGRAMS)
+UNIT_TESTS += tests/unit/test_resolve.c
