@@ -1,2 +1,3 @@
 # Tests of the callstack filter language (postproc/filter*.c).
 UNIT_TESTS += tests/unit/test_filter_match.c
+UNIT_TESTS += tests/unit/test_filter_errors.c
