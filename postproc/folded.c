@@ -1,0 +1,87 @@
+/*
+ * postproc/folded.c: folded stacks for flamegraph.pl, inferno and
+ * speedscope: "main;parse;xstrdup;malloc 1536", outermost frame first, the
+ * allocation function last, one line per distinct stack in order of first
+ * appearance. Function names are the profile's (unique, one line); a ';'
+ * inside a name would split a frame, so it becomes ':'. Two stacks that
+ * differ only in what the names do not show (addresses) fold into one line,
+ * since the tools would merge them anyway. Recursion is kept: a flame graph
+ * shows every frame.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+typedef struct line {
+    char *text;
+    size_t first;
+    uint64_t cost;
+} line;
+
+static void put_name(FILE *mem, const char *name)
+{
+    for (; *name; name++)
+        fputc(*name == ';' ? ':' : *name, mem);
+}
+
+static char *fold(const at_profile *p, const at_ppath *q)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) {
+        fputs("alloctrace-postproc: out of memory\n", stderr);
+        abort();
+    }
+    for (uint32_t i = q->stack->nframes; i-- > 0;) {
+        put_name(mem, p->funcs[q->fids[i]].name);
+        fputc(';', mem);
+    }
+    put_name(mem, p->funcs[q->leaf].name);
+    fclose(mem);
+    return text;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    const line *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+    return c ? c : (x->first > y->first) - (x->first < y->first);
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const line *x = a, *y = b;
+    return (x->first > y->first) - (x->first < y->first);
+}
+
+int at_export_folded(FILE *out, const at_profile *p, at_cost cost)
+{
+    line *lines = calloc(p->npaths ? p->npaths : 1, sizeof *lines);
+    if (!lines) {
+        fputs("alloctrace-postproc: out of memory\n", stderr);
+        abort();
+    }
+    for (size_t i = 0; i < p->npaths; i++) {
+        const at_ppath *q = &p->paths[i];
+        lines[i] = (line){ fold(p, q), i, cost == AT_COST_BLOCKS ? q->cost.blocks : q->cost.bytes };
+    }
+    qsort(lines, p->npaths, sizeof *lines, by_text);
+    size_t n = 0;
+    for (size_t i = 0; i < p->npaths; i++) {
+        if (n && strcmp(lines[n - 1].text, lines[i].text) == 0) {
+            lines[n - 1].cost += lines[i].cost;
+            free(lines[i].text);
+        } else {
+            lines[n++] = lines[i];
+        }
+    }
+    qsort(lines, n, sizeof *lines, by_first);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s %llu\n", lines[i].text, (unsigned long long)lines[i].cost);
+        free(lines[i].text);
+    }
+    free(lines);
+    return ferror(out) ? -1 : 0;
+}
