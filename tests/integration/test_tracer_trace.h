@@ -1,0 +1,297 @@
+/*
+ * tests/integration/test_tracer_trace.h: a strict reader of the traces the
+ * tracer writes, for the tracer's integration tests only (the
+ * post-processor has its own reader; this one checks the tracer against
+ * TEXT_FORMAT.md independently of it). Every line must be a header,
+ * registry, map, comment, call, argument, frame or the blank line ending a
+ * frame list; anything else fails the parse with the line number.
+ * Header-only: each test file includes it once.
+ */
+#ifndef AT_TEST_TRACER_TRACE_H
+#define AT_TEST_TRACER_TRACE_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct t_rec {
+    uint64_t index;
+    char name[24];
+    int release;
+    uint64_t size;
+    uint64_t id;
+    uint32_t ctx;
+    int has_time;
+    uint64_t alignment;     /* 0: no $alignment line */
+    size_t first_frame;     /* into t_trace.frames */
+    int nframes;
+};
+
+struct t_map {
+    char path[512];
+    uint64_t start, end;
+    size_t before_rec;      /* number of records written before this line */
+};
+
+struct t_trace {
+    char header[1024];
+    int has_registry;
+    char ctx_names[32][64];
+    struct t_rec *recs;
+    size_t n, cap;
+    uint64_t *frames;
+    size_t nframes, frames_cap;
+    struct t_map *maps;
+    size_t nmaps;
+    int leak_summary;       /* "# N block(s) leaked ..." seen */
+    uint64_t leak_blocks, leak_bytes;
+    int complete;           /* ended with a whole record (blank line) */
+    char error[256];
+};
+
+static void t_free(struct t_trace *t)
+{
+    free(t->recs);
+    free(t->frames);
+    free(t->maps);
+    memset(t, 0, sizeof *t);
+}
+
+/* Copies at most cap-1 bytes of src (n bytes) and terminates. */
+static void t_copy(char *dst, size_t cap, const char *src, size_t n)
+{
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static int t_fail(struct t_trace *t, size_t line, const char *why)
+{
+    snprintf(t->error, sizeof t->error, "line %zu: %s", line, why);
+    return -1;
+}
+
+static int t_hex(const char **p, uint64_t *v)
+{
+    if ((*p)[0] != '0' || (*p)[1] != 'x')
+        return -1;
+    char *end;
+    *v = strtoull(*p + 2, &end, 16);
+    if (end == *p + 2)
+        return -1;
+    *p = end;
+    return 0;
+}
+
+/* "INDEX. [@CTX ][[TIME] ]NAME(SIZE) = 0xID" or "NAME(0xID)". */
+static int t_call(const char *s, struct t_rec *r)
+{
+    memset(r, 0, sizeof *r);
+    char *end;
+    r->index = strtoull(s, &end, 10);
+    if (end == s || end[0] != '.' || end[1] != ' ')
+        return -1;
+    s = end + 2;
+    if (*s == '@') {
+        r->ctx = (uint32_t)strtoul(s + 1, &end, 16);
+        if (*end != ' ')
+            return -1;
+        s = end + 1;
+    }
+    if (*s == '[') {
+        int hh, mm, ss, us, n = 0;
+        if (sscanf(s, "[%2d:%2d:%2d.%6d] %n", &hh, &mm, &ss, &us, &n) != 4 || n != 18)
+            return -1;
+        r->has_time = 1;
+        s += n;
+    }
+    const char *paren = strchr(s, '(');
+    if (!paren || (size_t)(paren - s) >= sizeof r->name)
+        return -1;
+    memcpy(r->name, s, (size_t)(paren - s));
+    s = paren + 1;
+    if (s[0] == '0' && s[1] == 'x') {
+        r->release = 1;
+        if (t_hex(&s, &r->id) || strcmp(s, ")") != 0)
+            return -1;
+        return 0;
+    }
+    r->size = strtoull(s, &end, 10);
+    if (end == s || strncmp(end, ") = ", 4) != 0)
+        return -1;
+    s = end + 4;
+    if (t_hex(&s, &r->id) || *s)
+        return -1;
+    return 0;
+}
+
+/* Parses text; returns 0 or -1 with t->error set. A trace cut after its
+ * last whole record parses (complete stays 0 if the cut is mid-record and
+ * the partial record is dropped). */
+static int t_parse(const char *text, struct t_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    size_t lineno = 0;
+    int in_frames = 0;
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        if (!nl) {            /* a cut last line: the record it starts is dropped */
+            if (in_frames && t->n)
+                t->n--;
+            t->complete = 0;
+            return 0;
+        }
+        size_t len = (size_t)(nl - p);
+        char line[8192];
+        if (len >= sizeof line)
+            return t_fail(t, lineno + 1, "line too long");
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p = nl + 1;
+        lineno++;
+        if (lineno == 1) {
+            if (strncmp(line, "version=2.0, ", 13) != 0)
+                return t_fail(t, 1, "header does not start with version=2.0");
+            t_copy(t->header, sizeof t->header, line, len);
+            continue;
+        }
+        if (in_frames) {
+            if (line[0] == '\t' && line[1] == '$' && t->n && t->recs[t->n - 1].nframes == 0) {
+                if (strncmp(line, "\t$alignment = ", 14) == 0)
+                    t->recs[t->n - 1].alignment = strtoull(line + 14, NULL, 10);
+                continue;
+            }
+            if (line[0] == '\t') {
+                const char *s = line + 1;
+                uint64_t a;
+                if (t_hex(&s, &a) || *s)
+                    return t_fail(t, lineno, "bad frame line");
+                if (t->nframes == t->frames_cap) {
+                    t->frames_cap = t->frames_cap ? t->frames_cap * 2 : 4096;
+                    t->frames = realloc(t->frames, t->frames_cap * sizeof *t->frames);
+                }
+                t->frames[t->nframes++] = a;
+                t->recs[t->n - 1].nframes++;
+                continue;
+            }
+            if (line[0] != '\0')
+                return t_fail(t, lineno, "frame list not ended by a blank line");
+            in_frames = 0;
+            t->complete = 1;
+            continue;
+        }
+        if (strcmp(line, "<1> : memory (memory allocation in bytes)") == 0) {
+            if (t->n)
+                return t_fail(t, lineno, "registry after a call");
+            t->has_registry = 1;
+        } else if (line[0] == '@' && line[1] == ' ') {
+            unsigned long bit = strtoul(line + 2, NULL, 16);
+            int i = bit ? __builtin_ctzl(bit) : -1;
+            const char *name = strstr(line, " : ");
+            if (i < 0 || i >= 32 || !name)
+                return t_fail(t, lineno, "bad context registry line");
+            t_copy(t->ctx_names[i], sizeof t->ctx_names[i], name + 3, strlen(name + 3));
+        } else if (line[0] == ':' && line[1] == ' ') {
+            const char *arrow = strstr(line, " => ");
+            for (const char *q = arrow; q; q = strstr(q + 1, " => "))
+                arrow = q;
+            if (!arrow)
+                return t_fail(t, lineno, "bad map line");
+            struct t_map m = { .before_rec = t->n };
+            t_copy(m.path, sizeof m.path, line + 2, (size_t)(arrow - line - 2));
+            const char *s = arrow + 4;
+            if (t_hex(&s, &m.start) || *s++ != '-' || t_hex(&s, &m.end) || *s || m.end <= m.start)
+                return t_fail(t, lineno, "bad map range");
+            t->maps = realloc(t->maps, (t->nmaps + 1) * sizeof *t->maps);
+            t->maps[t->nmaps++] = m;
+        } else if (line[0] == '#') {
+            unsigned long long blocks, bytes;
+            if (sscanf(line, "# %llu block(s) leaked with total size of %llu bytes", &blocks, &bytes) == 2) {
+                t->leak_summary = 1;
+                t->leak_blocks = blocks;
+                t->leak_bytes = bytes;
+            }
+        } else if (line[0] >= '0' && line[0] <= '9') {
+            if (t->n == t->cap) {
+                t->cap = t->cap ? t->cap * 2 : 1024;
+                t->recs = realloc(t->recs, t->cap * sizeof *t->recs);
+            }
+            struct t_rec *r = &t->recs[t->n];
+            if (t_call(line, r) < 0)
+                return t_fail(t, lineno, "bad call line");
+            if (t->n && r->index <= t->recs[t->n - 1].index)
+                return t_fail(t, lineno, "index not increasing");
+            r->first_frame = t->nframes;
+            t->n++;
+            in_frames = 1;
+            t->complete = 0;
+        } else {
+            return t_fail(t, lineno, "unknown line");
+        }
+    }
+    if (in_frames && t->n) {   /* cut right after a frame line: drop the record */
+        t->n--;
+    }
+    return 0;
+}
+
+/* Reads and parses a trace file, failing the test on error. */
+static struct t_trace t_load(const char *path)
+{
+    struct t_trace t;
+    char *text = h_read_file(path, NULL);
+    if (!text)
+        fail_msg("cannot read trace %s", path);
+    if (t_parse(text, &t) != 0)
+        fail_msg("%s: %s", path, t.error);
+    free(text);
+    return t;
+}
+
+static const uint64_t *t_frames(const struct t_trace *t, const struct t_rec *r)
+{
+    return t->frames + r->first_frame;
+}
+
+/* The record allocating `id` (the first), or NULL. */
+static const struct t_rec *t_find_alloc(const struct t_trace *t, uint64_t id)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->recs[i].release && t->recs[i].id == id)
+            return &t->recs[i];
+    return NULL;
+}
+
+static const struct t_rec *t_find_release(const struct t_trace *t, uint64_t id)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->recs[i].release && t->recs[i].id == id)
+            return &t->recs[i];
+    return NULL;
+}
+
+/* The map line covering addr, or NULL. */
+static const struct t_map *t_map_of(const struct t_trace *t, uint64_t addr)
+{
+    const struct t_map *found = NULL;
+    for (size_t i = 0; i < t->nmaps; i++)
+        if (addr >= t->maps[i].start && addr < t->maps[i].end)
+            found = &t->maps[i];
+    return found;
+}
+
+/* "KEY ADDRESS" in a program's output -> ADDRESS. */
+static uint64_t t_out_addr(const char *out, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+        if (strncmp(p, key, k) == 0 && p[k] == ' ')
+            return strtoull(p + k + 1, NULL, 16);
+    fail_msg("no \"%s\" line in the program's output:\n%s", key, out);
+    return 0;
+}
+
+#endif

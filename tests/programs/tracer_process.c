@@ -1,0 +1,109 @@
+/*
+ * tests/programs/tracer_process.c: process life-cycle cases, one per mode.
+ * Every mode first allocates 777 bytes (the marker the tests look for).
+ *   fork        child allocates 888, exits; prints "child PID"
+ *   fork-exec   child execs `/bin/true`; parent allocates 999 after wait
+ *   system      system("true") then allocates 999
+ *   thread-exit a thread allocates 555 and calls exit(3)
+ *   _exit       allocates 666 and calls _exit(4)
+ *   abort       allocates 666 and aborts
+ *   closefds    closes every descriptor above 2, allocates 20000 blocks
+ *               of 32 bytes, opens a file into the freed number (the
+ *               tracer must not write into it), allocates 444
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *exit_thread(void *arg)
+{
+    (void)arg;
+    void *volatile p = malloc(555);
+    (void)p;
+    exit(3);
+}
+
+static int closefds(const char *scratch)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    long max = rl.rlim_cur > 65536 ? 65536 : (long)rl.rlim_cur;
+    for (long fd = 3; fd < max; fd++)
+        close((int)fd);
+    /* Take the tracer's old number so a write there would land in scratch. */
+    int fd = open(scratch, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0 && fd != 1000) {
+        dup2(fd, 1000);
+        close(fd);
+    }
+    void *blocks[20000];
+    for (int i = 0; i < 20000; i++)
+        blocks[i] = malloc(32);
+    for (int i = 0; i < 20000; i++)
+        free(blocks[i]);
+    void *volatile p = malloc(444);
+    free(p);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    void *volatile marker = malloc(777);
+    if (strcmp(mode, "fork") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            void *volatile p = malloc(888);
+            free(p);
+            exit(0);
+        }
+        printf("child %d\n", (int)pid);
+        int st;
+        waitpid(pid, &st, 0);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    }
+    if (strcmp(mode, "fork-exec") == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            _exit(127);
+        }
+        printf("child %d\n", (int)pid);
+        int st;
+        waitpid(pid, &st, 0);
+        void *volatile p = malloc(999);
+        free(p);
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    }
+    if (strcmp(mode, "system") == 0) {
+        int rc = system("true");
+        void *volatile p = malloc(999);
+        free(p);
+        return rc;
+    }
+    if (strcmp(mode, "thread-exit") == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, exit_thread, NULL);
+        pthread_join(t, NULL);
+        return 0;
+    }
+    if (strcmp(mode, "_exit") == 0) {
+        void *volatile p = malloc(666);
+        (void)p;
+        _exit(4);
+    }
+    if (strcmp(mode, "abort") == 0) {
+        void *volatile p = malloc(666);
+        (void)p;
+        abort();
+    }
+    if (strcmp(mode, "closefds") == 0 && argc > 2)
+        return closefds(argv[2]);
+    free(marker);
+    return 0;
+}

@@ -1,0 +1,23 @@
+# tests/tracer.mk: the tracer's test programs and integration tests.
+#
+# Test programs are built -O0 -g so call sites stay where the source puts
+# them (frame 0 of each record is checked against the calling function).
+TRACER_PROG_DIR := $(B)/tests/programs
+TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
+                  tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process)
+TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
+
+INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))
+TEST_DEPS += preload/liballoctrace.so $(TRACER_PROGS)
+
+$(TRACER_PROG_DIR)/tracer_%: tests/programs/tracer_%.c include/alloctrace.h
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) $< -o $@ -pthread -ldl
+
+$(TRACER_PROG_DIR)/tracer_dlib.so: tests/programs/tracer_dlib.c
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) -shared -fPIC $< -o $@
+
+$(TRACER_PROG_DIR)/tracer_cxx: tests/programs/tracer_cxx.cpp
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -fno-builtin -Wall -Wextra -Werror $< -o $@
