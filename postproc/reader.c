@@ -206,7 +206,7 @@ static const char *find_first(const char *s, size_t len, const char *needle, siz
 static bool normalize_timestamp(const char *v, size_t len, char out[32])
 {
     uint64_t f[6];
-    const char seps[] = ". .::";
+    const char seps[] = ".. ::";
     const char *p = v, *end = v + len;
     for (int i = 0; i < 6; i++) {
         size_t n = parse_dec(p, end, &f[i]);

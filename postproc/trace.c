@@ -252,6 +252,17 @@ at_record *at_record_copy(const at_record *r)
     case AT_REC_CALL:
         copy->u.call = at_call_copy(r->u.call);
         break;
+    case AT_REC_MAP: {
+        /* The map table's array moves as it grows: keep a copy of the entry
+         * (its path lives as long as the table; the build id may be
+         * replaced, so it is copied). */
+        at_map *m = xmalloc(sizeof *m);
+        *m = *r->u.map;
+        if (m->build_id)
+            m->build_id = xstrndup(m->build_id, strlen(m->build_id));
+        copy->u.map = m;
+        break;
+    }
     default:
         break;
     }
@@ -272,6 +283,10 @@ void at_record_free(at_record *r)
         break;
     case AT_REC_CALL:
         free((at_call *)r->u.call);
+        break;
+    case AT_REC_MAP:
+        free((char *)r->u.map->build_id);
+        free((at_map *)r->u.map);
         break;
     default:
         break;

@@ -11,8 +11,9 @@
  * records, and they hold only what they must (live blocks, groups).
  *
  * Lifetime: a record and what it points to are valid only during the put
- * call, except the things owned by the at_trace (registries, maps, interned
- * stacks, interned names, the header), which live as long as the trace. A
+ * call, except the things owned by the at_trace (registries, interned
+ * stacks, interned names, the header, map paths), which live as long as the
+ * trace. A map record's at_map itself moves when the map table grows. A
  * stage that keeps a record copies it with at_record_copy.
  *
  * The compressed form of the input is not a record kind of its own: the

@@ -1,0 +1,3 @@
+# Tests of the post-processor's core (reader, writer, leaks, compress,
+# selection) and its fuzz target.
+UNIT_TESTS += tests/unit/test_reader.c
