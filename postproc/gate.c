@@ -429,8 +429,8 @@ static void sb_add(strbuf *b, const char *s, size_t n)
 static void sb_str(strbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
 
 /* A literal element when the language reads it back unchanged, else an
- * anchored regex with every non-alphanumeric character escaped (which
- * PCRE2 reads as itself, and which cannot form the closing '"#'). */
+ * anchored regex with PCRE2's metacharacters escaped, and '"' too so the
+ * text can never form the closing '"#'. */
 static void add_element(strbuf *b, const char *s, bool path, bool callstack)
 {
     bool literal = *s && strcmp(s, "...") != 0 && strcmp(s, "**") != 0 && strncmp(s, "#\"", 2) != 0;
@@ -443,7 +443,7 @@ static void add_element(strbuf *b, const char *s, bool path, bool callstack)
     }
     sb_str(b, path ? "#\"(^|/)" : "#\"^");
     for (const char *c = s; *c; c++) {
-        if (!isalnum((unsigned char)*c) && !((unsigned char)*c & 0x80))
+        if (strchr("\\^$.|?*+()[]{}\"", *c))
             sb_add(b, "\\", 1);
         sb_add(b, c, 1);
     }

@@ -29,6 +29,7 @@
 #include "select.h"
 #include "trace.h"
 #include "writer.h"
+#include "gate_run.h"
 
 typedef struct options {
     const char *input;  /* NULL or "-": stdin */
@@ -95,6 +96,7 @@ static void usage(FILE *f)
           "  -q, --quiet                 no warnings\n"
           "      --strict                a malformed input line is an error (exit 2)\n"
           /* HOOK: usage lines of resolve, filter, export go here. */
+          "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
           "\n"
@@ -268,6 +270,9 @@ static void progress(void *arg, uint64_t bytes)
 
 int main(int argc, char **argv)
 {
+    /* The leak gate has its own options and reads many traces. */
+    if (argc > 1 && strcmp(argv[1], "--gate") == 0)
+        return at_gate_main(argc - 1, argv + 1);
     options o;
     parse_options(argc, argv, &o);
 

@@ -347,8 +347,8 @@ static void names_with_spaces_become_escaped_regexes(void **state)
     at_gate_finish(g);
     char *line = at_gate_suppression_line(g, p, 0);
     assert_string_equal(line, "my_app-leak-1: functions contains [ ... "
-                              "#\"^ns\\:\\:Foo\\:\\:bar\\(int\\)\\ const$\"# ] && "
-                              "string contains [ ... #\"(^|/)foo\\ file\\.cc$\"# ]");
+                              "#\"^ns::Foo::bar\\(int\\) const$\"# ] && "
+                              "string contains [ ... #\"(^|/)foo file\\.cc$\"# ]");
     free(line);
     at_gate_free(g);
 }

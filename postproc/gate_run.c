@@ -1,0 +1,441 @@
+/*
+ * postproc/gate_run.c: `alloctrace-postproc --gate [OPTIONS] TRACE...`, the
+ * judging half of `alloctrace --check` (scripts/alloctrace-check runs the
+ * program and calls this). For each trace: read, pair leaks, resolve every
+ * leaked stack, hand the blocks to the gate; then judge all of them at
+ * once, report, and exit 0/1/2/3 (gate.h).
+ *
+ * Decisions:
+ * - Leaks are always paired, so a full-mode trace can be judged too; on a
+ *   leaks-mode trace every allocation is already a leak and pairing keeps
+ *   them all.
+ * - A trace is trusted only when it is whole. A leaks-mode trace ends with
+ *   the tracer's leak summary ("# N block(s) leaked with total size of S
+ *   bytes"), written last at exit: without it, or with numbers that differ
+ *   from what was read, the process died before it finished writing (a
+ *   signal, _exit from a forked child that never flushed, a full disk).
+ *   A full-mode trace must at least end with a whole line.
+ * - Each trace gets its own trace model, resolver and stack table, freed
+ *   after its leaks are handed over: memory stays bounded on a test suite
+ *   of thousands of processes. The resolver's module cache is rebuilt per
+ *   trace; the benchmark (bench/gate) shows what that costs.
+ */
+#include "gate_run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <alloctrace/format.h>
+
+#include "diag.h"
+#include "gate.h"
+#include "gate_supp.h"
+#include "leaks.h"
+#include "reader.h"
+#include "resolve.h"
+#include "trace.h"
+
+#define GATE_PROGRAM AT_PROGRAM " --gate"
+
+typedef struct gate_opts {
+    at_gate_options gate;
+    const char **supps;
+    size_t nsupps;
+    const char *default_supp;
+    const char *baseline, *json, *junit, *output;
+    bool update_baseline, quiet;
+    char **traces;
+    size_t ntraces;
+} gate_opts;
+
+enum {
+    O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
+    O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL,
+};
+
+static const struct option long_opts[] = {
+    { "suppressions", required_argument, NULL, O_SUPP },
+    { "default-suppressions", required_argument, NULL, O_DEFAULT_SUPP },
+    { "leak-exitcode", required_argument, NULL, O_LEAK_EXIT },
+    { "fail-on-program-error", no_argument, NULL, O_FAIL_PROG },
+    { "fail-on-unused-suppressions", no_argument, NULL, O_FAIL_UNUSED },
+    { "gen-suppressions", no_argument, NULL, O_GEN },
+    { "max-groups", required_argument, NULL, O_MAX_GROUPS },
+    { "baseline", required_argument, NULL, O_BASELINE },
+    { "update-baseline", no_argument, NULL, O_UPDATE_BASELINE },
+    { "json", required_argument, NULL, O_JSON },
+    { "junit", required_argument, NULL, O_JUNIT },
+    { "program-status", required_argument, NULL, O_PROG_STATUS },
+    { "program-signal", required_argument, NULL, O_PROG_SIGNAL },
+    { "output", required_argument, NULL, 'o' },
+    { "quiet", no_argument, NULL, 'q' },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: " GATE_PROGRAM " [OPTIONS] TRACE...\n"
+          "Judges the leaks of traced processes (the judging half of alloctrace --check):\n"
+          "groups them by stack, applies suppressions, prints a report and exits\n"
+          "0 (no leak left), 1 (leaks left), 2 (usage error, bad suppression or baseline\n"
+          "file) or 3 (nothing trustworthy to judge: no trace, a truncated trace, the\n"
+          "program killed by a signal).\n"
+          "\n"
+          "      --suppressions FILE       filters of leaks to ignore (repeatable)\n"
+          "      --default-suppressions FILE\n"
+          "                                the shipped defaults (not listed when unused)\n"
+          "      --leak-exitcode N         exit status when leaks are left (default 1)\n"
+          "      --fail-on-program-error   the program's non-zero exit fails the gate\n"
+          "      --fail-on-unused-suppressions\n"
+          "                                a suppression that took nothing fails the gate\n"
+          "      --gen-suppressions        print a suppression line per leak group left\n"
+          "      --max-groups N            show at most N groups per process\n"
+          "      --baseline FILE           fail only on groups new or grown against FILE\n"
+          "      --update-baseline         write the groups left into the --baseline FILE\n"
+          "      --json FILE               write the result as JSON (alloctrace-gate/1)\n"
+          "      --junit FILE              write the result as JUnit XML\n"
+          "      --program-status N        the program's exit status, for the report\n"
+          "      --program-signal N        the signal that killed the program\n"
+          "  -o, --output FILE             write the report to FILE (default: stdout)\n"
+          "  -q, --quiet                   no warnings about the traces\n"
+          "  -h, --help                    this text\n",
+          f);
+}
+
+static void usage_error(const char *fmt, const char *arg)
+{
+    fputs(GATE_PROGRAM ": ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see --help)\n", stderr);
+    exit(AT_GATE_USAGE);
+}
+
+static long number(const char *opt, const char *arg, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (errno || end == arg || *end || v < 0 || v > max) {
+        fprintf(stderr, GATE_PROGRAM ": %s: not a number from 0 to %ld: '%s'\n", opt, max, arg);
+        exit(AT_GATE_USAGE);
+    }
+    return v;
+}
+
+static void parse(int argc, char **argv, gate_opts *o)
+{
+    *o = (gate_opts){ .supps = calloc((size_t)argc + 1, sizeof *o->supps) };
+    at_gate_options_init(&o->gate);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:qh", long_opts, NULL)) != -1) {
+        switch (c) {
+        case O_SUPP: o->supps[o->nsupps++] = optarg; break;
+        case O_DEFAULT_SUPP: o->default_supp = optarg; break;
+        case O_LEAK_EXIT: o->gate.leak_exitcode = (int)number("--leak-exitcode", optarg, 255); break;
+        case O_FAIL_PROG: o->gate.fail_on_program_error = true; break;
+        case O_FAIL_UNUSED: o->gate.fail_on_unused = true; break;
+        case O_GEN: o->gate.gen_suppressions = true; break;
+        case O_MAX_GROUPS: o->gate.max_groups = (size_t)number("--max-groups", optarg, 1L << 30); break;
+        case O_BASELINE: o->baseline = optarg; break;
+        case O_UPDATE_BASELINE: o->update_baseline = true; break;
+        case O_JSON: o->json = optarg; break;
+        case O_JUNIT: o->junit = optarg; break;
+        case O_PROG_STATUS: o->gate.program_status = (int)number("--program-status", optarg, 255); break;
+        case O_PROG_SIGNAL: o->gate.program_signal = (int)number("--program-signal", optarg, 128); break;
+        case 'o': o->output = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'h': usage(stdout); exit(0);
+        default:
+            if (optopt && optopt < 256)
+                fprintf(stderr, GATE_PROGRAM ": bad option -%c (see --help)\n", optopt);
+            else
+                fprintf(stderr, GATE_PROGRAM ": bad option '%s' (see --help)\n", argv[optind - 1]);
+            exit(AT_GATE_USAGE);
+        }
+    }
+    if (o->update_baseline && !o->baseline)
+        usage_error("%s needs --baseline FILE", "--update-baseline");
+    o->traces = argv + optind;
+    o->ntraces = (size_t)(argc - optind);
+    o->gate.baseline_label = o->update_baseline ? NULL : o->baseline;
+}
+
+/* ---- reading one trace --------------------------------------------------- */
+
+/* The last stage of the chain: resolves each leaked stack and keeps the
+ * blocks; feeds map lines and build ids to the resolver in trace order. */
+typedef struct collector {
+    at_stage stage;
+    at_trace *t;
+    at_resolver *r;
+    at_gate_block *blocks;
+    size_t n, cap;
+    uint64_t bytes;
+} collector;
+
+static void add_build_id(at_resolver *r, const char *text, size_t len)
+{
+    size_t plen = strlen(AT_BUILD_ID_PREFIX);
+    if (len <= plen || strncmp(text, AT_BUILD_ID_PREFIX, plen) != 0)
+        return;
+    const char *p = text + plen, *end = text + len, *arrow = NULL;
+    for (const char *q = p; q + 4 <= end; q++)
+        if (memcmp(q, AT_MAP_ARROW, 4) == 0)
+            arrow = q;
+    if (!arrow || arrow == p)
+        return;
+    char *path = strndup(p, (size_t)(arrow - p));
+    char *hex = strndup(arrow + 4, (size_t)(end - arrow - 4));
+    if (path && hex)
+        at_resolver_set_build_id(r, path, hex);
+    free(path);
+    free(hex);
+}
+
+static void collect_put(at_stage *self, const at_record *rec)
+{
+    collector *c = (collector *)self;
+    if (rec->kind == AT_REC_MAP) {
+        at_resolver_add_map(c->r, rec->u.map);
+    } else if (rec->kind == AT_REC_COMMENT) {
+        add_build_id(c->r, rec->u.comment.text, rec->u.comment.len);
+    } else if (rec->kind == AT_REC_CALL && rec->u.call->is_alloc) {
+        if (c->n == c->cap) {
+            c->cap = c->cap ? 2 * c->cap : 256;
+            c->blocks = realloc(c->blocks, c->cap * sizeof *c->blocks);
+            if (!c->blocks) {
+                fputs(AT_PROGRAM ": out of memory\n", stderr);
+                abort();
+            }
+        }
+        const at_stack *s = at_resolver_resolve(c->r, c->t->stacks, rec->u.call->stack);
+        c->blocks[c->n++] = (at_gate_block){ s, rec->u.call->size };
+        c->bytes += rec->u.call->size;
+    }
+}
+
+static void collect_finish(at_stage *self) { (void)self; }
+
+/* The tracer's leak summary at the end of a leaks-mode trace, summed over
+ * resource types. Returns false when the trace does not end with one. */
+static bool read_leak_summary(int fd, uint64_t *blocks, uint64_t *bytes)
+{
+    char buf[8192];
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0;
+    ssize_t n = pread(fd, buf, sizeof buf - 1, from);
+    if (n <= 0 || buf[n - 1] != '\n')
+        return false;
+    buf[n] = '\0';
+    *blocks = *bytes = 0;
+    bool found = false, tail_ok = true;
+    for (char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+        *nl = '\0';
+        unsigned long long bl, by;
+        int end = 0;
+        if (sscanf(line, "# %llu block(s) leaked with total size of %llu bytes%n", &bl, &by, &end) == 2 &&
+            line[end] == '\0') {
+            *blocks += bl;
+            *bytes += by;
+            found = tail_ok = true;
+        } else if (found && strncmp(line, "# Resource - ", 13) != 0) {
+            tail_ok = false; /* something after the summary: not the end */
+        }
+    }
+    return found && tail_ok;
+}
+
+static bool ends_with_newline(int fd)
+{
+    char last;
+    off_t size = lseek(fd, 0, SEEK_END);
+    return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last == '\n';
+}
+
+/* Why the trace is not whole, or NULL. */
+static char *completeness(int fd, const at_trace *t, const collector *c)
+{
+    char *why = NULL;
+    if (!t->header.present)
+        return strdup("empty or unreadable trace (no header line): the process died at start?");
+    if (t->header.filter & AT_F_LEAKS) {
+        uint64_t blocks, bytes;
+        if (!read_leak_summary(fd, &blocks, &bytes)) {
+            why = strdup("truncated trace (no leak summary at its end): the process did not "
+                         "finish writing it");
+        } else if (blocks != c->n || bytes != c->bytes) {
+            if (asprintf(&why, "incomplete trace: its summary says %" PRIu64 " block(s), %" PRIu64
+                               " bytes; %zu block(s), %" PRIu64 " bytes were read",
+                         blocks, bytes, c->n, c->bytes) < 0)
+                why = NULL;
+        }
+    } else if (!ends_with_newline(fd)) {
+        why = strdup("truncated trace (its last line is cut)");
+    }
+    return why;
+}
+
+static long header_pid(const at_trace *t)
+{
+    if (!t->header.pid)
+        return -1;
+    char *end;
+    long pid = strtol(t->header.pid, &end, 10);
+    return *end || end == t->header.pid ? -1 : pid;
+}
+
+/* Reads one trace into the gate. Returns -1 when it cannot be opened. */
+static int judge_trace(at_gate *g, const char *path, bool quiet)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    at_diag diag;
+    at_diag_init(&diag, path);
+    diag.quiet = quiet;
+    at_resolve_options ro = { .quiet = quiet };
+    at_trace *t = at_trace_new();
+    collector c = { .stage = { collect_put, collect_finish, NULL }, .t = t,
+                    .r = at_resolver_new(&ro) };
+    at_stage *leaks = at_leaks_new(&c.stage, t);
+    int rc = at_read_fd(fd, t, leaks, &diag, NULL);
+    if (rc == 0)
+        at_stage_finish(leaks);
+
+    at_gate_proc *p = at_gate_add_process(g, path, t->header.process, header_pid(t));
+    char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
+    if (why)
+        at_gate_set_problem(g, p, why);
+    free(why);
+    at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
+
+    free(c.blocks);
+    at_leaks_free(leaks);
+    at_resolver_free(c.r);
+    at_trace_free(t);
+    close(fd);
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static at_gate_supp *load_suppressions(const gate_opts *o)
+{
+    at_gate_supp *s = at_gate_supp_new();
+    if (o->default_supp && at_gate_supp_add_file(s, o->default_supp, true) != 0)
+        goto bad;
+    for (size_t i = 0; i < o->nsupps; i++)
+        if (at_gate_supp_add_file(s, o->supps[i], false) != 0)
+            goto bad;
+    return s;
+bad:
+    at_gate_supp_free(s);
+    return NULL;
+}
+
+static int write_results(const gate_opts *o, const at_gate *g)
+{
+    int rc = 0;
+    if (o->json && at_gate_write_json(g, o->json) != 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->json, strerror(errno));
+        rc = -1;
+    }
+    if (o->junit && at_gate_write_junit(g, o->junit) != 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->junit, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
+
+/* Writes the baseline of what was judged; the gate then passes (unless it
+ * could not judge: a partial baseline would hide real leaks later). */
+static int update_baseline(const gate_opts *o, at_gate *g, FILE *out)
+{
+    if (g->verdict == AT_GATE_UNTRUSTED) {
+        fprintf(out, "alloctrace: baseline %s not updated: nothing trustworthy to judge\n",
+                o->baseline);
+        return 0;
+    }
+    at_baseline *b = at_baseline_from_gate(g);
+    int rc = at_baseline_write(b, o->baseline);
+    at_baseline_free(b);
+    if (rc != 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->baseline, strerror(errno));
+        return -1;
+    }
+    size_t groups = 0;
+    for (size_t i = 0; i < g->nprocs; i++)
+        groups += g->procs[i].ngroups;
+    fprintf(out, "alloctrace: baseline %s updated: %zu leak group(s)\n", o->baseline, groups);
+    g->verdict = AT_GATE_PASS;
+    return 0;
+}
+
+static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, FILE *out)
+{
+    at_gate_matcher m = at_gate_supp_matcher(supp);
+    at_gate *g = at_gate_new(&o->gate, &m, base);
+    for (size_t i = 0; i < o->ntraces; i++)
+        if (judge_trace(g, o->traces[i], o->quiet) != 0) {
+            at_gate_free(g);
+            return AT_GATE_USAGE;
+        }
+    at_gate_finish(g);
+    at_gate_print_report(out, g);
+    if (o->gate.gen_suppressions)
+        at_gate_print_suppressions(out, g);
+    int status = g->verdict;
+    if (o->update_baseline && update_baseline(o, g, out) != 0)
+        status = AT_GATE_USAGE;
+    else if (o->update_baseline)
+        status = g->verdict;
+    if (write_results(o, g) != 0)
+        status = AT_GATE_USAGE;
+    at_gate_free(g);
+    return status;
+}
+
+int at_gate_main(int argc, char **argv)
+{
+    gate_opts o;
+    parse(argc, argv, &o);
+    at_gate_supp *supp = load_suppressions(&o);
+    at_baseline *base = NULL;
+    FILE *out = stdout;
+    int status = AT_GATE_USAGE;
+    if (!supp)
+        goto done;
+    if (o.baseline && !o.update_baseline) {
+        char err[1024];
+        if (!(base = at_baseline_read(o.baseline, err, sizeof err))) {
+            fprintf(stderr, "%s\n", err);
+            goto done;
+        }
+    }
+    if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        out = stdout;
+        goto done;
+    }
+    status = run(&o, supp, base, out);
+done:
+    if (out != stdout && fclose(out) != 0 && status != AT_GATE_USAGE) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        status = AT_GATE_USAGE;
+    }
+    fflush(stdout);
+    at_baseline_free(base);
+    at_gate_supp_free(supp);
+    free(o.supps);
+    return status;
+}
