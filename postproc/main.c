@@ -26,6 +26,7 @@
 #include "diag.h"
 #include "leaks.h"
 #include "reader.h"
+#include "resolve_stage.h"
 #include "select.h"
 #include "trace.h"
 #include "writer.h"
@@ -42,6 +43,8 @@ typedef struct options {
     bool strict;
     at_select_opts select;
     /* HOOK resolve: options of -r/--resolve go here. */
+    bool resolve;
+    at_resolve_options resolve_opts; /* debug_dirs: malloc'ed array of argv strings */
     /* HOOK filter: options of --filter go here. */
     /* HOOK export: options of --format go here. */
 } options;
@@ -52,6 +55,9 @@ enum {
     OPT_CALL_ADDRESS,
     OPT_STRICT,
     /* HOOK: long-only option ids of other modules go here. */
+    OPT_RE_RESOLVE,
+    OPT_DEBUG_DIR,
+    OPT_SYSROOT,
 };
 
 static const struct option long_options[] = {
@@ -70,11 +76,15 @@ static const struct option long_options[] = {
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     /* HOOK: long options of resolve, filter, export go here. */
+    { "resolve", no_argument, NULL, 'r' },
+    { "re-resolve", no_argument, NULL, OPT_RE_RESOLVE },
+    { "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+    { "sysroot", required_argument, NULL, OPT_SYSROOT },
     { NULL, 0, NULL, 0 },
 };
 
 /* HOOK: short letters of other modules go here too. */
-static const char short_options[] = "lcs:b:C:R:o:qhV";
+static const char short_options[] = "lcs:b:C:R:o:qhVr";
 
 static void usage(FILE *f)
 {
@@ -96,6 +106,12 @@ static void usage(FILE *f)
           "  -q, --quiet                 no warnings\n"
           "      --strict                a malformed input line is an error (exit 2)\n"
           /* HOOK: usage lines of resolve, filter, export go here. */
+          "  -r, --resolve               resolve frames to FUNC() at FILE:LINE (libdw)\n"
+          "      --re-resolve            resolve frames that already have text too\n"
+          "      --debug-dir DIR         with -r: look for debug info in DIR first\n"
+          "                              (DIR/.build-id/xx/yyyy.debug, debuglink); repeatable\n"
+          "      --sysroot DIR           with -r: module files are under DIR (a trace\n"
+          "                              from another machine)\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -184,6 +200,25 @@ static void parse_options(int argc, char **argv, options *o)
             puts(AT_PROGRAM " " AT_VERSION);
             exit(AT_EXIT_OK);
         /* HOOK: cases of resolve, filter, export options go here. */
+        case 'r':
+            o->resolve = true;
+            break;
+        case OPT_RE_RESOLVE:
+            o->resolve = true;
+            o->resolve_opts.re_resolve = true;
+            break;
+        case OPT_DEBUG_DIR: {
+            at_resolve_options *ro = &o->resolve_opts;
+            const char **dirs = realloc((void *)ro->debug_dirs, (ro->ndebug_dirs + 1) * sizeof *dirs);
+            if (!dirs)
+                abort();
+            dirs[ro->ndebug_dirs++] = optarg;
+            ro->debug_dirs = dirs;
+            break;
+        }
+        case OPT_SYSROOT:
+            o->resolve_opts.sysroot = optarg;
+            break;
         case '?':
         default:
             if (optopt && optopt < 256 && strchr(short_options, optopt))
@@ -203,6 +238,9 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("one input at most; extra argument '%s'", argv[optind]);
     if (o->sort != AT_SORT_NONE && !o->compress)
         option_error("%s needs -c/--compress", "--sort");
+    if (!o->resolve && (o->resolve_opts.ndebug_dirs || o->resolve_opts.sysroot))
+        option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
+    o->resolve_opts.quiet = o->quiet;
 }
 
 /* The stages of one run, owned here so that they are freed in one place. */
@@ -241,6 +279,12 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
 
     /* resolve */
     /* HOOK resolve: push the resolver stage here. */
+    if (o->resolve) {
+        at_stage *s = at_resolve_stage_new(p->head, t, &o->resolve_opts);
+        if (!s)
+            return -1;
+        push(p, s, at_resolve_stage_free);
+    }
 
     /* select */
     if (at_select_active(&o->select)) {
@@ -314,6 +358,7 @@ int main(int argc, char **argv)
             status = diag.status;
     }
     free_pipeline(&p);
+    free((void *)o.resolve_opts.debug_dirs);
     at_trace_free(t);
     if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));

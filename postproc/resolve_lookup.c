@@ -49,14 +49,18 @@ static char *function_name(const char *name, at_demangler *dm)
     return d ? d : with_parens(name);
 }
 
-/* A relative source path joined with its compilation directory. */
+/* A relative source path joined with its compilation directory. libdw
+ * already joins line-table names with the directory table, whose entry 0
+ * is the compilation directory; what stays relative is then either under a
+ * relative compilation directory (Debian's glibc: "./libio"), which must
+ * not be joined twice, or a name libdw left alone. */
 static char *full_path(const char *file, const char *comp_dir)
 {
     if (!file)
         return NULL;
-    if (file[0] == '/' || !comp_dir || !comp_dir[0])
+    size_t a = comp_dir ? strlen(comp_dir) : 0, b = strlen(file);
+    if (file[0] == '/' || a == 0 || (strncmp(file, comp_dir, a) == 0 && file[a] == '/'))
         return xstrdup(file);
-    size_t a = strlen(comp_dir), b = strlen(file);
     char *s = malloc(a + b + 2);
     if (!s)
         abort();
