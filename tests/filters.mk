@@ -2,3 +2,4 @@
 UNIT_TESTS += tests/unit/test_filter_match.c
 UNIT_TESTS += tests/unit/test_filter_errors.c
 UNIT_TESTS += tests/unit/test_filter_print.c
+UNIT_TESTS += tests/unit/test_filter_stage.c
