@@ -24,6 +24,7 @@
 
 #include "compress.h"
 #include "diag.h"
+#include "filter_stage.h"
 #include "leaks.h"
 #include "reader.h"
 #include "resolve_stage.h"
@@ -46,6 +47,8 @@ typedef struct options {
     bool resolve;
     at_resolve_options resolve_opts; /* debug_dirs: malloc'ed array of argv strings */
     /* HOOK filter: options of --filter go here. */
+    at_filter_opts filter;
+    bool check_filters;
     /* HOOK export: options of --format go here. */
 } options;
 
@@ -58,6 +61,11 @@ enum {
     OPT_RE_RESOLVE,
     OPT_DEBUG_DIR,
     OPT_SYSROOT,
+    OPT_FILTER,
+    OPT_FILTER_FILE,
+    OPT_EXCLUDE_FILTER,
+    OPT_SUPPRESSIONS,
+    OPT_CHECK_FILTERS,
 };
 
 static const struct option long_options[] = {
@@ -80,6 +88,11 @@ static const struct option long_options[] = {
     { "re-resolve", no_argument, NULL, OPT_RE_RESOLVE },
     { "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
     { "sysroot", required_argument, NULL, OPT_SYSROOT },
+    { "filter", required_argument, NULL, OPT_FILTER },
+    { "filter-file", required_argument, NULL, OPT_FILTER_FILE },
+    { "exclude-filter", required_argument, NULL, OPT_EXCLUDE_FILTER },
+    { "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
+    { "check-filters", no_argument, NULL, OPT_CHECK_FILTERS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -112,6 +125,15 @@ static void usage(FILE *f)
           "                              (DIR/.build-id/xx/yyyy.debug, debuglink); repeatable\n"
           "      --sysroot DIR           with -r: module files are under DIR (a trace\n"
           "                              from another machine)\n"
+          "      --filter EXPR           keep allocations the callstack filter EXPR\n"
+          "                              matches (FILTERS.md); repeatable: any may match\n"
+          "      --filter-file FILE      more --filter filters, one a line\n"
+          "      --exclude-filter EXPR   drop allocations EXPR matches; repeatable\n"
+          "      --suppressions FILE     drop what the filters of FILE match; report on\n"
+          "                              stderr the blocks and bytes each one took\n"
+          "      --check-filters         print the filters in normal form, warn about any\n"
+          "                              that never or always match, and exit\n"
+          "                              (filters on functions or files imply -r)\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -219,6 +241,21 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_SYSROOT:
             o->resolve_opts.sysroot = optarg;
             break;
+        case OPT_FILTER:
+        case OPT_FILTER_FILE:
+        case OPT_EXCLUDE_FILTER:
+        case OPT_SUPPRESSIONS: {
+            at_filter_opt which = c == OPT_FILTER        ? AT_FOPT_FILTER
+                                  : c == OPT_FILTER_FILE ? AT_FOPT_FILTER_FILE
+                                  : c == OPT_EXCLUDE_FILTER ? AT_FOPT_EXCLUDE
+                                                            : AT_FOPT_SUPPRESSIONS;
+            if (at_filter_opts_add(&o->filter, which, optarg) != 0)
+                exit(AT_EXIT_USAGE); /* the syntax error is printed */
+            break;
+        }
+        case OPT_CHECK_FILTERS:
+            o->check_filters = true;
+            break;
         case '?':
         default:
             if (optopt && optopt < 256 && strchr(short_options, optopt))
@@ -240,6 +277,12 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s needs -c/--compress", "--sort");
     if (!o->resolve && (o->resolve_opts.ndebug_dirs || o->resolve_opts.sysroot))
         option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
+    if (o->check_filters && !at_filter_opts_active(&o->filter))
+        option_error("%s needs --filter, --filter-file, --exclude-filter or --suppressions",
+                     "--check-filters");
+    /* Filters on functions or files need names: resolve first, as -r would. */
+    if (at_filter_opts_needs_names(&o->filter))
+        o->resolve = true;
     o->resolve_opts.quiet = o->quiet;
 }
 
@@ -276,6 +319,8 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
 
     /* filter */
     /* HOOK filter: push the callstack filter stage here. */
+    if (at_filter_opts_active(&o->filter))
+        push(p, at_filter_stage_new(p->head, t, &o->filter, stderr), at_filter_stage_free);
 
     /* resolve */
     /* HOOK resolve: push the resolver stage here. */
@@ -319,6 +364,12 @@ int main(int argc, char **argv)
         return at_gate_main(argc - 1, argv + 1);
     options o;
     parse_options(argc, argv, &o);
+    if (o.check_filters) {
+        at_filter_opts_check(&o.filter, stdout, stderr);
+        at_filter_opts_free(&o.filter);
+        free((void *)o.resolve_opts.debug_dirs);
+        return AT_EXIT_OK;
+    }
 
     bool from_stdin = !o.input || strcmp(o.input, "-") == 0;
     at_diag diag;
@@ -359,6 +410,7 @@ int main(int argc, char **argv)
     }
     free_pipeline(&p);
     free((void *)o.resolve_opts.debug_dirs);
+    at_filter_opts_free(&o.filter);
     at_trace_free(t);
     if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
