@@ -31,3 +31,5 @@ $(RP)/resolve_app_stripped: $(RP)/resolve_app_O0
 
 TEST_DEPS += $(RESOLVE_PROGRAMS)
 UNIT_TESTS += tests/unit/test_resolve.c
+INTEGRATION_TESTS += tests/integration/test_resolve.c
+TEST_DEPS += preload/liballoctrace.so
