@@ -1,0 +1,2 @@
+# Tests of the exports (postproc/exports.mk).
+UNIT_TESTS += tests/unit/test_export.c
