@@ -21,3 +21,4 @@ $(FILTER_PROG_DIR)/filter_app: tests/programs/filter_app.c tests/programs/filter
 
 INTEGRATION_TESTS += tests/integration/test_filter.c
 TEST_DEPS += preload/liballoctrace.so $(FILTER_PROGS)
+FUZZ_TARGETS += tests/fuzz/fuzz_filter.c
