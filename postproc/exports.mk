@@ -1,3 +1,4 @@
-# Exports: the cost graph and the Callgrind, webgrind, folded and report formats.
+# Exports: the cost graph and the Callgrind, webgrind, folded and report
+# formats, and the pipeline stage that writes them (--format).
 POSTPROC_SRCS += postproc/profile.c postproc/callgrind.c postproc/webgrind.c \
-                 postproc/folded.c postproc/report.c
+                 postproc/folded.c postproc/report.c postproc/export_stage.c

@@ -24,6 +24,7 @@
 
 #include "compress.h"
 #include "diag.h"
+#include "export_stage.h"
 #include "filter_stage.h"
 #include "leaks.h"
 #include "reader.h"
@@ -50,6 +51,7 @@ typedef struct options {
     at_filter_opts filter;
     bool check_filters;
     /* HOOK export: options of --format go here. */
+    at_export_opts export_opts; /* format, --cost, --top */
 } options;
 
 enum {
@@ -66,6 +68,9 @@ enum {
     OPT_EXCLUDE_FILTER,
     OPT_SUPPRESSIONS,
     OPT_CHECK_FILTERS,
+    OPT_FORMAT,
+    OPT_COST,
+    OPT_TOP,
 };
 
 static const struct option long_options[] = {
@@ -93,6 +98,9 @@ static const struct option long_options[] = {
     { "exclude-filter", required_argument, NULL, OPT_EXCLUDE_FILTER },
     { "suppressions", required_argument, NULL, OPT_SUPPRESSIONS },
     { "check-filters", no_argument, NULL, OPT_CHECK_FILTERS },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "cost", required_argument, NULL, OPT_COST },
+    { "top", required_argument, NULL, OPT_TOP },
     { NULL, 0, NULL, 0 },
 };
 
@@ -134,6 +142,12 @@ static void usage(FILE *f)
           "      --check-filters         print the filters in normal form, warn about any\n"
           "                              that never or always match, and exit\n"
           "                              (filters on functions or files imply -r)\n"
+          "      --format FORMAT         text (the trace, default), callgrind, webgrind,\n"
+          "                              folded or report (EXPORTS.md); callgrind and\n"
+          "                              webgrind without -o write cachegrind.out.PROCESS.PID\n"
+          "                              (and .webgrind) in the current directory\n"
+          "      --cost bytes|blocks     with --format folded: the cost (default bytes)\n"
+          "      --top N                 with --format report: sites and leaks shown (10)\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -168,6 +182,7 @@ static void parse_options(int argc, char **argv, options *o)
     memset(o, 0, sizeof *o);
     o->sort = AT_SORT_NONE;
     at_select_init(&o->select);
+    o->export_opts.top = 10;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
@@ -256,6 +271,18 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_CHECK_FILTERS:
             o->check_filters = true;
             break;
+        case OPT_FORMAT:
+            if (at_format_parse(optarg, &o->export_opts.format) != 0)
+                option_error("--format: unknown format '%s' (text, callgrind, webgrind, folded, "
+                             "report)", optarg);
+            break;
+        case OPT_COST:
+            if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
+                option_error("--cost: expected bytes or blocks, not '%s'", optarg);
+            break;
+        case OPT_TOP:
+            o->export_opts.top = (unsigned)parse_number("--top", optarg, 1u << 20);
+            break;
         case '?':
         default:
             if (optopt && optopt < 256 && strchr(short_options, optopt))
@@ -311,7 +338,14 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
     /* write/export */
     /* HOOK export: when --format asks for an export, push it here instead
      * of the writer. */
-    push(p, at_writer_new(out_fd, t, d), at_writer_free);
+    if (o->export_opts.format != AT_FORMAT_TEXT) {
+        at_export_opts eo = o->export_opts;
+        eo.output = o->output;
+        eo.out_fd = out_fd;
+        push(p, at_export_stage_new(&eo, t, d), at_export_stage_free);
+    } else {
+        push(p, at_writer_new(out_fd, t, d), at_writer_free);
+    }
 
     /* compress */
     if (o->compress || o->depth)
