@@ -11,9 +11,10 @@
  *   copies out.
  * - Reentrancy: the thread-local at_guard (initial-exec TLS, so reading it
  *   never allocates) is held while the tracer runs; anything allocated
- *   meanwhile - by the tracer, libunwind, the loader, a signal handler that
- *   interrupts us - goes straight to libc, untraced. A signal handler can
- *   therefore never wait on a lock its own thread holds.
+ *   meanwhile - by the tracer, the loader, a signal handler that interrupts
+ *   us - goes straight to libc, untraced. A signal handler can therefore
+ *   never wait on a lock its own thread holds. The one exception, inside
+ *   unw_backtrace, is explained at enter().
  * - A release is recorded (and so numbered and placed in the file) before
  *   the memory goes back to libc; an allocation after libc returned it.
  *   Together that makes index order the true order even when another
@@ -113,35 +114,55 @@ static inline int ready(void)
     return at_real.free != NULL;
 }
 
-/* Whether this call is to be traced; on yes the guard is taken. */
-static inline int enter(void)
+/*
+ * Whether this call is to be traced; on yes the guard is taken and the
+ * frame depth to use is returned through *depth. Guard values: 0 = not in
+ * the tracer, 1 = in the tracer (pass through), AT_GUARD_UNWINDING = inside
+ * unw_backtrace. An allocation made there - the loader's lazy allocation
+ * of libunwind's thread-local block, the first time a thread unwinds - is
+ * recorded, without frames (no nested unwinding), so that its release at
+ * thread exit pairs with it. No tracer lock is held while unwinding, so
+ * recording then cannot deadlock. Leaks mode lets them pass untraced
+ * instead: it ignores releases of unknown blocks anyway, and a thread still
+ * alive at exit must not show its libunwind block as a leak.
+ */
+static inline int enter(int *saved, int *depth)
 {
-    if (__builtin_expect(at_guard || at_state != AT_STATE_ACTIVE || !at_enabled, 0))
+    int g = at_guard;
+    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0))
         return 0;
+    if (g && at_cfg.leaks_mode)
+        return 0;
+    *saved = g;
+    *depth = g ? 0 : at_cfg.depth;
     at_guard = 1;
     return 1;
 }
 
 /* Releases are followed even while tracing is switched off in leaks mode,
  * so blocks allocated while on and freed while off are not reported. */
-static inline int enter_release(void)
+static inline int enter_release(int *saved, int *depth)
 {
-    if (__builtin_expect(at_guard || at_state != AT_STATE_ACTIVE, 0))
+    int g = at_guard;
+    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE, 0))
         return 0;
     if (!at_enabled && !at_cfg.leaks_mode)
         return 0;
+    if (g && at_cfg.leaks_mode)
+        return 0;
+    *saved = g;
+    *depth = g ? 0 : at_cfg.depth;
     at_guard = 1;
     return 1;
 }
 
-static inline void leave(void) { at_guard = 0; }
+static inline void leave(int saved) { at_guard = saved; }
 
 /* ---- recording ----------------------------------------------------------- */
 
 static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size, void *p,
-                                                   uint64_t alignment)
+                                                   uint64_t alignment, int depth)
 {
-    int depth = at_cfg.depth;
     void *frames[depth + 1];
     struct at_event e = {
         .fn = fn, .size = size, .id = (uintptr_t)p, .alignment = alignment,
@@ -159,14 +180,15 @@ static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size,
     at_commit(buf, at_format_body(buf, &e));
 }
 
-static __attribute__((noinline)) void record_release(enum at_fn fn, void *p)
+static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)
 {
     if (at_cfg.leaks_mode) {
         at_next_index();
         at_live_remove((uintptr_t)p, NULL);
         return;
     }
-    int depth = at_cfg.free_backtraces ? at_cfg.depth : 0;
+    if (!at_cfg.free_backtraces)
+        depth = 0;
     void *frames[depth + 1];
     struct at_event e = {
         .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .frames = frames,
@@ -194,10 +216,9 @@ static void *op_reallocarray(void *p, size_t n, size_t m)
 
 /* realloc(p, n) with p != NULL, traced: a release, then an allocation. */
 static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, size_t n,
-                                                      size_t m, uint64_t total)
+                                                      size_t m, uint64_t total, int depth)
 {
     void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
-    int depth = at_cfg.depth;
     void *frames[depth + 1];
     int nframes = at_unwind(frames, depth);
     uint64_t now = at_cfg.timestamps ? at_now_us() : 0;
@@ -240,12 +261,13 @@ EXPORT void *malloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 16);
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.malloc(n);
     void *p = at_real.malloc(n);
     if (p)
-        record_alloc(AT_MALLOC, n, p, 0);
-    leave();
+        record_alloc(AT_MALLOC, n, p, 0, depth);
+    leave(saved);
     return p;
 }
 
@@ -255,12 +277,13 @@ EXPORT void *calloc(size_t n, size_t m)
         size_t total;
         return __builtin_mul_overflow(n, m, &total) ? NULL : arena_alloc(total, 16);
     }
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.calloc(n, m);
     void *p = at_real.calloc(n, m);
     if (p)
-        record_alloc(AT_CALLOC, (uint64_t)n * m, p, 0);
-    leave();
+        record_alloc(AT_CALLOC, (uint64_t)n * m, p, 0, depth);
+    leave(saved);
     return p;
 }
 
@@ -270,9 +293,10 @@ EXPORT void free(void *p)
         return;
     if (!ready())
         return;
-    if (enter_release()) {
-        record_release(AT_FREE, p);
-        leave();
+    int saved, depth;
+    if (enter_release(&saved, &depth)) {
+        record_release(AT_FREE, p, depth);
+        leave(saved);
     }
     at_real.free(p);
 }
@@ -298,19 +322,20 @@ EXPORT void *realloc(void *p, size_t n)
     }
     if (in_arena(p))
         return realloc_from_arena(p, n);
+    int saved, depth;
     if (!p) {
-        if (!enter())
+        if (!enter(&saved, &depth))
             return at_real.realloc(NULL, n);
         void *q = at_real.realloc(NULL, n);
         if (q)
-            record_alloc(AT_REALLOC, n, q, 0);
-        leave();
+            record_alloc(AT_REALLOC, n, q, 0, depth);
+        leave(saved);
         return q;
     }
-    if (!enter_release())
+    if (!enter_release(&saved, &depth))
         return at_real.realloc(p, n);
-    void *q = record_realloc(AT_REALLOC, p, n, 0, n);
-    leave();
+    void *q = record_realloc(AT_REALLOC, p, n, 0, n, depth);
+    leave(saved);
     return q;
 }
 
@@ -323,19 +348,20 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
     }
     if (!ready() || in_arena(p))
         return realloc(p, total);
+    int saved, depth;
     if (!p) {
-        if (!enter())
+        if (!enter(&saved, &depth))
             return at_real.reallocarray(NULL, n, m);
         void *q = at_real.reallocarray(NULL, n, m);
         if (q)
-            record_alloc(AT_REALLOCARRAY, total, q, 0);
-        leave();
+            record_alloc(AT_REALLOCARRAY, total, q, 0, depth);
+        leave(saved);
         return q;
     }
-    if (!enter_release())
+    if (!enter_release(&saved, &depth))
         return at_real.reallocarray(p, n, m);
-    void *q = record_realloc(AT_REALLOCARRAY, p, n, m, total);
-    leave();
+    void *q = record_realloc(AT_REALLOCARRAY, p, n, m, total, depth);
+    leave(saved);
     return q;
 }
 
@@ -348,12 +374,13 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         *out = p;
         return 0;
     }
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.posix_memalign(out, align, n);
     int rc = at_real.posix_memalign(out, align, n);
     if (rc == 0)
-        record_alloc(AT_POSIX_MEMALIGN, n, *out, align);
-    leave();
+        record_alloc(AT_POSIX_MEMALIGN, n, *out, align, depth);
+    leave(saved);
     return rc;
 }
 
@@ -361,12 +388,13 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (!ready())
         return arena_alloc(n, align);
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.aligned_alloc(align, n);
     void *p = at_real.aligned_alloc(align, n);
     if (p)
-        record_alloc(AT_ALIGNED_ALLOC, n, p, align);
-    leave();
+        record_alloc(AT_ALIGNED_ALLOC, n, p, align, depth);
+    leave(saved);
     return p;
 }
 
@@ -374,12 +402,13 @@ EXPORT void *memalign(size_t align, size_t n)
 {
     if (!ready())
         return arena_alloc(n, align);
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.memalign(align, n);
     void *p = at_real.memalign(align, n);
     if (p)
-        record_alloc(AT_MEMALIGN, n, p, align);
-    leave();
+        record_alloc(AT_MEMALIGN, n, p, align, depth);
+    leave(saved);
     return p;
 }
 
@@ -387,12 +416,13 @@ EXPORT void *valloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 4096);
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.valloc(n);
     void *p = at_real.valloc(n);
     if (p)
-        record_alloc(AT_VALLOC, n, p, 0);
-    leave();
+        record_alloc(AT_VALLOC, n, p, 0, depth);
+    leave(saved);
     return p;
 }
 
@@ -400,11 +430,12 @@ EXPORT void *pvalloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 4096);
-    if (!enter())
+    int saved, depth;
+    if (!enter(&saved, &depth))
         return at_real.pvalloc(n);
     void *p = at_real.pvalloc(n);
     if (p)
-        record_alloc(AT_PVALLOC, n, p, 0);
-    leave();
+        record_alloc(AT_PVALLOC, n, p, 0, depth);
+    leave(saved);
     return p;
 }

@@ -234,11 +234,14 @@ EXPORT int execle(const char *path, const char *arg, ...)
 
 /* ---- fork ----------------------------------------------------------------- */
 
+static __thread int fork_saved_guard AT_TLS;
+
 static void fork_prepare(void)
 {
     if (at_state != AT_STATE_ACTIVE)
         return;
-    at_guard++;
+    fork_saved_guard = at_guard;
+    at_guard = 1;
     at_maps_fork_prepare();
     at_writer_fork_prepare();
     if (at_cfg.leaks_mode)
@@ -253,7 +256,7 @@ static void fork_parent(void)
         at_live_fork_parent();
     at_writer_fork_parent();
     at_maps_fork_parent();
-    at_guard--;
+    at_guard = fork_saved_guard;
 }
 
 static void fork_child(void)
@@ -270,7 +273,7 @@ static void fork_child(void)
         at_state = AT_STATE_OFF;
     else
         at_context_write_registry();
-    at_guard--;
+    at_guard = fork_saved_guard;
 }
 
 /* ---- signals ---------------------------------------------------------- */

@@ -66,6 +66,7 @@ extern volatile int at_enabled AT_HIDDEN;      /* at_tracing_enable / toggle sig
  * meanwhile (by us, libunwind, the loader, a signal handler) passes
  * through untraced. */
 extern __thread int at_guard AT_TLS AT_HIDDEN;
+#define AT_GUARD_UNWINDING 2   /* inside unw_backtrace: see hooks.c enter() */
 /* Context bits active on this thread. */
 extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
 

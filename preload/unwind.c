@@ -86,6 +86,10 @@ int at_unwind_init(void)
         return -1;
     }
     code_range((const void *)unw_backtrace_fn, &unw_lo, &unw_hi);
+    /* The main thread's first unwind allocates libunwind's thread-local
+     * block; do it now, untraced, rather than inside the first record. */
+    void *warm[4];
+    at_unwind(warm, 4);
     return 0;
 }
 
@@ -99,7 +103,10 @@ int at_unwind(void **frames, int depth)
     if (depth <= 0 || !unw_backtrace_fn)
         return 0;
     void *raw[depth + SKIP_MAX];
+    int saved = at_guard;
+    at_guard = AT_GUARD_UNWINDING;
     int n = unw_backtrace_fn(raw, depth + SKIP_MAX);
+    at_guard = saved;
     int skip = 0;
     while (skip < n && ours((uintptr_t)raw[skip]))
         skip++;

@@ -1,11 +1,13 @@
 /*
  * tests/programs/tracer_leaks.c: five blocks, three freed, two leaked
  * (111 and 222 bytes, allocated in leak_a and leak_b). Prints the leaked
- * addresses as "leak SIZE ADDRESS".
+ * addresses as "leakSIZE ADDRESS" - without stdio, whose buffer would be
+ * one more (real) leak.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 __attribute__((noinline)) static void *leak_a(void) { return malloc(111); }
 __attribute__((noinline)) static void *leak_b(void) { return calloc(2, 111); }
@@ -21,6 +23,9 @@ int main(void)
     free(f1);
     free(f2);
     free(f3);
-    printf("leak 111 %p\nleak 222 %p\n", a, b);
+    char out[128];
+    int n = snprintf(out, sizeof out, "leak111 %p\nleak222 %p\n", a, b);
+    if (write(1, out, (size_t)n) != n)
+        return 1;
     return 0;
 }

@@ -1,0 +1,376 @@
+/*
+ * tests/integration/test_tracer_process.c: the tracer across threads,
+ * fork, exec, dlopen, the exit paths, descriptor-closing programs, and
+ * leaks mode.
+ */
+#include "harness.h"
+#include "test_tracer_trace.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+/* Runs a test program under the tracer into DIR/trace.txt. */
+static h_result run_in(const char *dir, const char *const args[], const char *const env[])
+{
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path(args[0]);
+    const char *argv[8] = { prog };
+    for (int i = 1; args[i] && i < 7; i++)
+        argv[i] = args[i];
+    h_result r = h_trace(trace, argv, env);
+    free(prog);
+    free(trace);
+    return r;
+}
+
+static size_t files_in(const char *dir)
+{
+    size_t n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static size_t count_allocs(const struct t_trace *t, uint64_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += !t->recs[i].release && t->recs[i].size == size;
+    return n;
+}
+
+/* In file order, every release must name a block allocated earlier and
+ * not yet released. Returns the number of releases checked. */
+static size_t check_pairing(const struct t_trace *t)
+{
+    size_t cap = 1u << 22, releases = 0;
+    uint64_t *set = calloc(cap, sizeof *set);   /* open addressing, id 0 = empty */
+    for (size_t i = 0; i < t->n; i++) {
+        const struct t_rec *r = &t->recs[i];
+        size_t h = (size_t)((r->id >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+        while (set[h] && set[h] != r->id)
+            h = (h + 1) & (cap - 1);
+        if (!r->release) {
+            if (set[h] == r->id)
+                fail_msg("index %" PRIu64 ": %#" PRIx64 " allocated while live", r->index, r->id);
+            set[h] = r->id;
+            continue;
+        }
+        if (set[h] != r->id)
+            fail_msg("index %" PRIu64 ": release of %#" PRIx64 " not live", r->index, r->id);
+        releases++;
+        /* Delete with backward shift. */
+        size_t hole = h;
+        for (size_t j = (h + 1) & (cap - 1); set[j]; j = (j + 1) & (cap - 1)) {
+            size_t home = (size_t)((set[j] >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+            int stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+            if (!stays) {
+                set[hole] = set[j];
+                hole = j;
+            }
+        }
+        set[hole] = 0;
+    }
+    free(set);
+    return releases;
+}
+
+static void test_8_threads_100k_each_pair_in_file_order(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_threads", "8", "100000", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);   /* also checks strictly increasing indices */
+    assert_true(t.complete);
+    size_t allocs = 0;
+    for (size_t i = 0; i < t.n; i++)
+        allocs += !t.recs[i].release && t.recs[i].size >= 8 && t.recs[i].size < 520 &&
+                  strcmp(t.recs[i].name, "malloc") == 0;
+    assert_true(allocs >= 800000);
+    assert_true(check_pairing(&t) >= 800000);
+    assert_int_equal(t.recs[t.n - 1].index, t.recs[0].index + t.n - 1);  /* no gaps */
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_fork_child_writes_its_own_trace(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "fork", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    int child = (int)strtol(strstr(r.out, "child ") + 6, NULL, 10);
+    char *ppath = h_fmt("%s/trace.txt", dir), *cpath = h_fmt("%s/trace.txt.%d", dir, child);
+    struct t_trace p = t_load(ppath), c = t_load(cpath);
+    assert_int_equal(count_allocs(&p, 777), 1);
+    assert_int_equal(count_allocs(&p, 888), 0);
+    assert_int_equal(count_allocs(&c, 888), 1);
+    assert_int_equal(count_allocs(&c, 777), 0);
+    char *pid = h_fmt(", pid=%d, ", child);
+    assert_non_null(strstr(c.header, pid));
+    assert_true(c.nmaps > 0 && c.maps[0].before_rec == 0);
+    assert_int_equal(c.recs[0].index, 1);
+    assert_int_equal(files_in(dir), 2);
+    free(pid);
+    t_free(&p);
+    t_free(&c);
+    free(ppath);
+    free(cpath);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_fork_untraced_when_not_followed(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "fork", NULL };
+    const char *env[] = { "ALLOCTRACE_FOLLOW_FORK=0", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(files_in(dir), 1);
+    char *ppath = h_fmt("%s/trace.txt", dir);
+    struct t_trace p = t_load(ppath);
+    assert_int_equal(count_allocs(&p, 777), 1);
+    assert_int_equal(count_allocs(&p, 888), 0);
+    t_free(&p);
+    free(ppath);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_exec_children_untraced_by_default(void **state)
+{
+    (void)state;
+    const char *modes[] = { "fork-exec", "system" };
+    for (int i = 0; i < 2; i++) {
+        char *dir = h_tmpdir();
+        const char *args[] = { "build/tests/programs/tracer_process", modes[i], NULL };
+        h_result r = run_in(dir, args, NULL);
+        assert_int_equal(r.status, 0);
+        assert_int_equal(files_in(dir), 1);   /* no file for the child, none for true */
+        char *ppath = h_fmt("%s/trace.txt", dir);
+        struct t_trace p = t_load(ppath);
+        assert_int_equal(count_allocs(&p, 777), 1);
+        assert_int_equal(count_allocs(&p, 999), 1);
+        t_free(&p);
+        free(ppath);
+        h_result_free(&r);
+    }
+    h_cleanup();
+}
+
+static void test_follow_exec_traces_the_new_program_into_its_own_file(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "fork-exec", NULL };
+    const char *env[] = { "ALLOCTRACE_FOLLOW_EXEC=1", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(files_in(dir), 2);
+    char *epath = h_fmt("%s/trace.txt.2", dir);
+    struct t_trace e = t_load(epath);
+    assert_non_null(strstr(e.header, ", process=true, "));
+    t_free(&e);
+    free(epath);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_dlopen_map_line_precedes_first_use(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *lib = h_path("build/tests/programs/tracer_dlib.so");
+    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    uint64_t id = t_out_addr(r.out, "dlib");
+    const struct t_rec *a = t_find_alloc(&t, id);
+    assert_non_null(a);
+    assert_int_equal(a->size, 4321);
+    const struct t_map *m = t_map_of(&t, t_frames(&t, a)[0]);
+    assert_non_null(m);
+    assert_non_null(strstr(m->path, "tracer_dlib.so"));
+    assert_true(m->before_rec <= (size_t)(a - t.recs));
+    assert_non_null(t_find_release(&t, id));
+    t_free(&t);
+    free(path);
+    free(lib);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+/* A mode that ends the process some other way than return from main. */
+static void check_exit_mode(const char *mode, int status, uint64_t last_size)
+{
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", mode, NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, status);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_int_equal(count_allocs(&t, 777), 1);
+    assert_int_equal(count_allocs(&t, last_size), 1);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_exit_from_a_thread_writes_everything(void **state)
+{
+    (void)state;
+    check_exit_mode("thread-exit", 3, 555);
+}
+
+static void test__exit_writes_everything(void **state)
+{
+    (void)state;
+    check_exit_mode("_exit", 4, 666);
+}
+
+static void test_abort_leaves_a_readable_trace(void **state)
+{
+    (void)state;
+    check_exit_mode("abort", 128 + 6, 666);
+}
+
+static void test_sigkill_cut_trace_reads_to_last_whole_record(void **state)
+{
+    (void)state;
+    /* What a SIGKILL leaves is a prefix of whole buffers; a reader sees
+     * whole records. Simulate a cut anywhere in a real trace: the parse
+     * keeps every record before the cut. */
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_threads", "2", "2000", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    size_t len;
+    char *text = h_read_file(path, &len);
+    struct t_trace whole;
+    assert_int_equal(t_parse(text, &whole), 0);
+    text[len * 2 / 3] = '\0';
+    struct t_trace cut;
+    assert_int_equal(t_parse(text, &cut), 0);
+    assert_true(cut.n > 0 && cut.n < whole.n);
+    assert_int_equal(cut.recs[cut.n - 1].index, whole.recs[cut.n - 1].index);
+    t_free(&whole);
+    t_free(&cut);
+    free(text);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_program_closing_all_descriptors(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *scratch = h_fmt("%s/scratch", dir);
+    const char *args[] = { "build/tests/programs/tracer_process", "closefds", scratch, NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    size_t slen = 99;
+    char *s = h_read_file(scratch, &slen);
+    assert_int_equal(slen, 0);   /* the tracer never wrote into the reused number */
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_int_equal(count_allocs(&t, 777), 1);
+    assert_true(count_allocs(&t, 32) >= 20000);
+    assert_int_equal(count_allocs(&t, 444), 1);
+    t_free(&t);
+    free(s);
+    free(path);
+    free(scratch);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_leaks_mode_writes_exactly_the_unfreed_blocks(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_leaks", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_non_null(strstr(t.header, ", filter=leaks, backtrace depth=32, "));
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.recs[0].id, t_out_addr(r.out, "leak111"));
+    assert_string_equal(t.recs[0].name, "malloc");
+    assert_int_equal(t.recs[0].size, 111);
+    assert_int_equal(t.recs[1].id, t_out_addr(r.out, "leak222"));
+    assert_string_equal(t.recs[1].name, "calloc");
+    assert_int_equal(t.recs[1].size, 222);
+    assert_true(t.recs[0].index < t.recs[1].index);
+    assert_true(t.recs[0].nframes >= 2);
+    assert_non_null(t_map_of(&t, t_frames(&t, &t.recs[0])[0]));
+    assert_true(t.leak_summary);
+    assert_int_equal(t.leak_blocks, 2);
+    assert_int_equal(t.leak_bytes, 333);
+    char *text = h_read_file(path, NULL);
+    assert_int_equal(h_count_lines(text, "^# Resource - memory \\(memory allocation in bytes\\):$"), 1);
+    free(text);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_leaks_mode_with_threads_finds_none(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_threads", "8", "20000", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    for (size_t i = 0; i < t.n; i++)   /* only libc's own never-freed blocks may remain */
+        assert_false(t.recs[i].size >= 8 && t.recs[i].size < 520 && t.recs[i].nframes > 0 &&
+                     t_map_of(&t, t_frames(&t, &t.recs[i])[0]) &&
+                     strstr(t_map_of(&t, t_frames(&t, &t.recs[i])[0])->path, "tracer_threads"));
+    assert_true(t.leak_summary);
+    assert_int_equal(t.leak_blocks, t.n);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_8_threads_100k_each_pair_in_file_order),
+        cmocka_unit_test(test_fork_child_writes_its_own_trace),
+        cmocka_unit_test(test_fork_untraced_when_not_followed),
+        cmocka_unit_test(test_exec_children_untraced_by_default),
+        cmocka_unit_test(test_follow_exec_traces_the_new_program_into_its_own_file),
+        cmocka_unit_test(test_dlopen_map_line_precedes_first_use),
+        cmocka_unit_test(test_exit_from_a_thread_writes_everything),
+        cmocka_unit_test(test__exit_writes_everything),
+        cmocka_unit_test(test_abort_leaves_a_readable_trace),
+        cmocka_unit_test(test_sigkill_cut_trace_reads_to_last_whole_record),
+        cmocka_unit_test(test_program_closing_all_descriptors),
+        cmocka_unit_test(test_leaks_mode_writes_exactly_the_unfreed_blocks),
+        cmocka_unit_test(test_leaks_mode_with_threads_finds_none),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
