@@ -5,3 +5,14 @@ UNIT_TESTS += tests/unit/test_writer.c
 UNIT_TESTS += tests/unit/test_leaks.c
 UNIT_TESTS += tests/unit/test_compress.c
 UNIT_TESTS += tests/unit/test_select.c
+FUZZ_TARGETS += tests/fuzz/fuzz_reader.c
+
+# The end-to-end tests trace programs of known allocation sites (-O0, no
+# builtins, so each site keeps its own call and return address).
+PP_PROGS := $(B)/tests/programs/postproc_sites
+INTEGRATION_TESTS += tests/integration/test_postproc.c
+TEST_DEPS += postproc/alloctrace-postproc preload/liballoctrace.so $(PP_PROGS)
+
+$(B)/tests/programs/postproc_%: tests/programs/postproc_%.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@

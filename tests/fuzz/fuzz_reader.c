@@ -1,0 +1,53 @@
+/*
+ * tests/fuzz/fuzz_reader.c: libFuzzer target for the post-processor's
+ * reader and the stages behind it. The first byte picks the stages (leaks,
+ * compress, a depth cut, strict mode), the rest is the trace; everything
+ * is written to /dev/null. Any crash, leak or sanitizer report is a bug:
+ * the post-processor must never crash on any input.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "compress.h"
+#include "diag.h"
+#include "leaks.h"
+#include "reader.h"
+#include "trace.h"
+#include "writer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static int null_fd = -1;
+    static FILE *null_f;
+    if (null_fd < 0) {
+        null_fd = open("/dev/null", O_WRONLY);
+        null_f = fdopen(dup(null_fd), "w");
+    }
+    uint8_t flags = size ? data[0] : 0;
+    if (size) {
+        data++;
+        size--;
+    }
+    at_diag d;
+    at_diag_init(&d, "fuzz");
+    d.out = null_f;
+    d.strict = flags & 8;
+    at_trace *t = at_trace_new();
+    at_stage *w = at_writer_new(null_fd, t, &d), *head = w, *c = NULL, *l = NULL;
+    if (flags & 3)
+        head = c = at_compress_new(head, t, flags & 1, (at_sort)((flags >> 4) % 5),
+                                   (flags & 2) ? 1 + (flags >> 6) : 0);
+    if (flags & 4)
+        head = l = at_leaks_new(head, t);
+    if (at_read_mem((const char *)data, size, t, head, &d) == 0)
+        at_stage_finish(head);
+    at_leaks_free(l);
+    at_compress_free(c);
+    at_writer_free(w);
+    at_trace_free(t);
+    return 0;
+}
