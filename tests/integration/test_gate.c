@@ -1,0 +1,425 @@
+/*
+ * tests/integration/test_gate.c: `alloctrace-check` end to end: the real
+ * tracer in leaks mode, the real post-processor's gate, the gate_* test
+ * programs. The report goes to stderr; exit statuses are the gate's.
+ */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG(name) h_path("build/tests/programs/" name)
+
+/* Runs scripts/alloctrace-check with the given arguments (NULL-terminated)
+ * and extra environment. */
+static h_result check_env(const char *const env[], const char *first, ...)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = h_path("scripts/alloctrace-check");
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 63; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    h_result r = h_run(argv, env, NULL);
+    free((char *)argv[0]);
+    return r;
+}
+#define check(...) check_env(NULL, __VA_ARGS__, NULL)
+
+static void has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("missing:\n%s\n--- in ---\n%s", needle, text);
+}
+
+static void lacks(const char *text, const char *needle)
+{
+    if (strstr(text, needle))
+        fail_msg("unexpected:\n%s\n--- in ---\n%s", needle, text);
+}
+
+static char *write_tmp(const char *name, const char *text)
+{
+    char *path = h_fmt("%s/%s", h_tmpdir(), name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void leaky_program_fails_with_each_group_and_summary(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_leaky"), "buf=3", "name");
+    assert_int_equal(r.status, 1);
+    char *src = h_path("tests/programs/gate_leaky.c");
+    char *want = h_fmt("Leak of 1536 byte(s) in 3 block(s) allocated from:\n"
+                       "    #0 make_buffer at %s:15\n"
+                       "    #1 main at %s:35\n", src, src);
+    has(r.err, want);
+    free(want);
+    has(r.err, "Leak of 24 byte(s) in 1 block(s) allocated from:\n    #0 __strdup at ");
+    want = h_fmt("    #1 dup_name at %s:20\n", src);
+    has(r.err, want);
+    free(want);
+    /* Largest first. */
+    assert_true(strstr(r.err, "1536 byte(s)") < strstr(r.err, "24 byte(s)"));
+    has(r.err, "SUMMARY: alloctrace: 1560 byte(s) leaked in 4 allocation(s).\n");
+    free(src);
+    h_result_free(&r);
+}
+
+static void clean_program_passes(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_clean"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "clean\n");
+    has(r.err, "no leaks left after suppressions\n");
+    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_result_free(&r);
+}
+
+static void leak_in_shared_library_names_library_source(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_uselib"));
+    assert_int_equal(r.status, 1);
+    char *lib = h_path("tests/programs/gate_lib.c"), *app = h_path("tests/programs/gate_uselib.c");
+    char *want = h_fmt("Leak of 40 byte(s) in 1 block(s) allocated from:\n"
+                       "    #0 lib_alloc at %s:9\n"
+                       "    #1 gate_lib_leak at %s:14\n"
+                       "    #2 main at %s:6\n", lib, lib, app);
+    has(r.err, want);
+    free(want);
+    free(lib);
+    free(app);
+    h_result_free(&r);
+}
+
+static void program_killed_by_sigsegv_is_untrusted(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_segv"));
+    assert_int_equal(r.status, 3);
+    has(r.err, "alloctrace: the program was killed by signal 11 (Segmentation fault)\n");
+    has(r.err, "nothing trustworthy to judge");
+    h_result_free(&r);
+}
+
+static void static_program_without_trace_is_untrusted(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_static"));
+    assert_int_equal(r.status, 3);
+    has(r.err, "is statically linked");
+    has(r.err, "no trace was written");
+    h_result_free(&r);
+}
+
+static void suppression_hides_exactly_one_of_two_groups(void **state)
+{
+    (void)state;
+    char *supp = write_tmp("mine.supp", "# the name is ours to keep\n"
+                                        "keep-name: functions contains [ ... dup_name __strdup ]\n");
+    h_result r = check("--suppressions", supp, "--", PROG("gate_leaky"), "buf=3", "name");
+    assert_int_equal(r.status, 1);
+    has(r.err, "Leak of 1536 byte(s) in 3 block(s)");
+    lacks(r.err, "dup_name");
+    has(r.err, "Suppressions used:\n");
+    has(r.err, "  keep-name: 1 leak(s), 24 byte(s)\n");
+    has(r.err, "SUMMARY: alloctrace: 1536 byte(s) leaked in 3 allocation(s).\n");
+    h_result_free(&r);
+    free(supp);
+}
+
+static void suppressions_from_environment_are_loaded(void **state)
+{
+    (void)state;
+    char *supp = write_tmp("env.supp", "all-buffers: functions contains [ ... make_buffer ]\n");
+    char *var = h_fmt("ALLOCTRACE_SUPPRESSIONS=%s", supp);
+    const char *env[] = { var, NULL };
+    h_result r = check_env(env, "--", PROG("gate_leaky"), "buf=2", NULL);
+    assert_int_equal(r.status, 0);
+    has(r.err, "  all-buffers: 2 leak(s), 1024 byte(s)\n");
+    h_result_free(&r);
+    free(var);
+    free(supp);
+}
+
+static void unused_suppression_is_listed_and_fails_when_asked(void **state)
+{
+    (void)state;
+    char *supp = write_tmp("unused.supp", "functions contains [ ... make_buffer ]\n"
+                                          "functions contains [ ... no_such_function ]\n");
+    h_result r = check("--suppressions", supp, "--", PROG("gate_leaky"), "buf=1");
+    assert_int_equal(r.status, 0);
+    char *want = h_fmt("Unused suppressions:\n  %s:2\n", supp);
+    has(r.err, want);
+    h_result_free(&r);
+    r = check("--fail-on-unused-suppressions", "--suppressions", supp, "--", PROG("gate_leaky"),
+              "buf=1");
+    assert_int_equal(r.status, 1);
+    has(r.err, want);
+    h_result_free(&r);
+    free(want);
+    free(supp);
+}
+
+static void broken_suppression_file_exits_2_with_line_and_column(void **state)
+{
+    (void)state;
+    char *supp = write_tmp("broken.supp", "functions contains [ ... main ]\n"
+                                          "callstack contains [ ... x.c : [20, 10] ]\n");
+    h_result r = check("--suppressions", supp, "--", PROG("gate_leaky"), "buf=1");
+    assert_int_equal(r.status, 2);
+    char *want = h_fmt("%s:2:32: inverted line range", supp);
+    assert_int_equal(strncmp(r.err, want, strlen(want)), 0);
+    free(want);
+    h_result_free(&r);
+    free(supp);
+}
+
+static void baseline_gates_only_new_and_grown_groups(void **state)
+{
+    (void)state;
+    char *base = h_fmt("%s/leaks.baseline", h_tmpdir());
+    h_result r = check("--baseline", base, "--update-baseline", "--", PROG("gate_leaky"), "buf=2",
+                       "name");
+    assert_int_equal(r.status, 0);
+    has(r.err, "baseline updated: 2 leak group(s)");
+    h_result_free(&r);
+    char *text = h_read_file(base, NULL);
+    assert_non_null(text);
+    has(text, "gate_leaky\t1024\t2\t_start@gate_leaky -> __libc_start_main_impl@libc-start.c -> "
+              "__libc_start_call_main@libc_start_call_main.h -> main@gate_leaky.c -> "
+              "make_buffer@gate_leaky.c\n");
+    free(text);
+
+    /* The same leaks pass; one more buffer and a new site fail. */
+    r = check("--baseline", base, "--", PROG("gate_leaky"), "buf=2", "name");
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    r = check("--baseline", base, "--", PROG("gate_leaky"), "buf=3", "name", "extra");
+    assert_int_equal(r.status, 1);
+    has(r.err, "Leak of 1536 byte(s) in 3 block(s) allocated from: "
+               "[grown: baseline 1024 byte(s) in 2 block(s)]\n");
+    has(r.err, "Leak of 64 byte(s) in 1 block(s) allocated from: [new]\n");
+    has(r.err, "Leak of 24 byte(s) in 1 block(s) allocated from: [in baseline]\n");
+    has(r.err, "alloctrace: 2 leak group(s) new or grown against the baseline fail the gate\n");
+    has(r.err, "SUMMARY: alloctrace: 1600 byte(s) leaked in 4 allocation(s).\n");
+    h_result_free(&r);
+    free(base);
+}
+
+static void json_result_checked_field_by_field(void **state)
+{
+    (void)state;
+    char *json = h_fmt("%s/r.json", h_tmpdir());
+    h_result r = check("--json", json, "--", PROG("gate_leaky"), "buf=1", "exit=4");
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    r = h_sh("python3 -c 'import json,sys\n"
+             "d=json.load(open(sys.argv[1]))\n"
+             "print(d[\"schema\"], d[\"verdict\"], d[\"exit_code\"], d[\"program\"][\"exit_status\"])\n"
+             "print(d[\"summary\"][\"bytes\"], d[\"summary\"][\"blocks\"], d[\"summary\"][\"groups\"])\n"
+             "p=d[\"processes\"][0]\n"
+             "print(p[\"process\"].endswith(\"/gate_leaky\"), p[\"pid\"] > 0, p[\"problem\"])\n"
+             "g=p[\"groups\"][0]\n"
+             "print(g[\"bytes\"], g[\"blocks\"], g[\"gating\"])\n"
+             "f=g[\"stack\"][0]\n"
+             "print(f[\"function\"], f[\"file\"].endswith(\"tests/programs/gate_leaky.c\"), f[\"line\"], "
+             "f[\"inlined\"], f[\"address\"].startswith(\"0x\"))\n"
+             "print([s[\"label\"] for s in d[\"suppressions\"] if s[\"used\"]])' '%s'",
+             json);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "alloctrace-gate/1 leaks 1 4\n"
+                               "512 1 1\n"
+                               "True True None\n"
+                               "512 1 True\n"
+                               "make_buffer True 15 False True\n"
+                               "[]\n");
+    h_result_free(&r);
+    free(json);
+}
+
+static void junit_result_checked_field_by_field(void **state)
+{
+    (void)state;
+    char *xml = h_fmt("%s/r.xml", h_tmpdir());
+    h_result r = check("--junit", xml, "--follow-children", "--", PROG("gate_spawn"),
+                       PROG("gate_leaky"), "buf=1");
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    r = h_sh("python3 -c 'import sys,xml.etree.ElementTree as E\n"
+             "r=E.parse(sys.argv[1]).getroot()\n"
+             "print(r.tag, r.get(\"tests\"), r.get(\"failures\"), r.get(\"errors\"))\n"
+             "for c in r.iter(\"testcase\"):\n"
+             "  print(c.get(\"name\").split(\" \")[0].split(\"/\")[-1], c.get(\"classname\"))\n"
+             "  for f in c.findall(\"failure\"):\n"
+             "    print(\" \", f.get(\"type\"), f.get(\"message\"), f.text.split(\"\\n\")[0].split(\"/\")[-1])' '%s'",
+             xml);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "testsuites 2 2 0\n"
+                               "gate_spawn alloctrace.leaks\n"
+                               "  leak 32 byte(s) in 1 block(s) leaked from main gate_spawn.c:11\n"
+                               "gate_leaky alloctrace.leaks\n"
+                               "  leak 512 byte(s) in 1 block(s) leaked from make_buffer gate_leaky.c:15\n");
+    h_result_free(&r);
+    free(xml);
+}
+
+static void follow_children_judges_and_names_each_process(void **state)
+{
+    (void)state;
+    h_result r = check("--follow-children", "--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_spawn \\(pid [0-9]+\\), trace "), 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky \\(pid [0-9]+\\), trace "), 1);
+    has(r.err, "SUMMARY: alloctrace: 56 byte(s) leaked in 2 allocation(s).\n");
+    h_result_free(&r);
+    /* Without it, only the program itself is judged. */
+    r = check("--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
+    assert_int_equal(h_count_lines(r.err, "^== process "), 1);
+    has(r.err, "SUMMARY: alloctrace: 32 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+}
+
+static void default_suppressions_pass_empty_c_program(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_empty"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "hello from C\n");
+    has(r.err, "  glibc-stdio-buffer: 1 leak(s), ");
+    h_result_free(&r);
+    r = check("--no-default-suppressions", "--", PROG("gate_empty"));
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+}
+
+static void default_suppressions_pass_empty_cxx_iostream_program(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_empty_cxx"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "hello from C++\n");
+    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_result_free(&r);
+}
+
+static void program_error_is_reported_and_fails_when_asked(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_clean"));
+    h_result_free(&r);
+    r = check("--", PROG("gate_leaky"), "exit=5");
+    assert_int_equal(r.status, 0);
+    has(r.err, "alloctrace: the program exited with status 5\n");
+    h_result_free(&r);
+    r = check("--fail-on-program-error", "--", PROG("gate_leaky"), "exit=5");
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    /* An exit status above 128 from a whole trace is not a signal. */
+    r = check("--", PROG("gate_leaky"), "exit=139");
+    assert_int_equal(r.status, 0);
+    has(r.err, "the program exited with status 139\n");
+    h_result_free(&r);
+}
+
+static void leak_exitcode_and_max_groups(void **state)
+{
+    (void)state;
+    h_result r = check("--leak-exitcode", "42", "--max-groups", "1", "--", PROG("gate_leaky"),
+                       "buf=1", "name", "extra");
+    assert_int_equal(r.status, 42);
+    has(r.err, "2 more group(s) not shown (88 byte(s) in 2 block(s))\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of "), 1);
+    h_result_free(&r);
+}
+
+static void generated_suppressions_silence_the_run_when_fed_back(void **state)
+{
+    (void)state;
+    h_result r = check("--gen-suppressions", "--", PROG("gate_leaky"), "buf=1", "name");
+    assert_int_equal(r.status, 1);
+    char *l1 = h_find_line(r.err, "^gate_leaky-leak-1: functions contains \\[ \\.\\.\\. ");
+    char *l2 = h_find_line(r.err, "^gate_leaky-leak-2: ");
+    assert_non_null(l1);
+    assert_non_null(l2);
+    h_result_free(&r);
+    char *text = h_fmt("%s\n%s\n", l1, l2);
+    char *supp = write_tmp("gen.supp", text);
+    r = check("--fail-on-unused-suppressions", "--suppressions", supp, "--", PROG("gate_leaky"),
+              "buf=1", "name");
+    assert_int_equal(r.status, 0);
+    has(r.err, "  gate_leaky-leak-1: 1 leak(s), 512 byte(s)\n");
+    has(r.err, "  gate_leaky-leak-2: 1 leak(s), 24 byte(s)\n");
+    h_result_free(&r);
+    free(text);
+    free(supp);
+    free(l1);
+    free(l2);
+}
+
+static void usage_errors_exit_2(void **state)
+{
+    (void)state;
+    h_result r = check("--no-such-option", "--", PROG("gate_clean"));
+    assert_int_equal(r.status, 2);
+    has(r.err, "unknown option '--no-such-option'");
+    h_result_free(&r);
+    r = check("--max-groups", "many", "--", PROG("gate_clean"));
+    assert_int_equal(r.status, 2);
+    h_result_free(&r);
+    r = check("--");
+    assert_int_equal(r.status, 2);
+    h_result_free(&r);
+    r = check("--baseline", "/nonexistent/b.txt", "--", PROG("gate_clean"));
+    assert_int_equal(r.status, 2);
+    has(r.err, "/nonexistent/b.txt: No such file or directory\n");
+    h_result_free(&r);
+    r = check("--help");
+    assert_int_equal(r.status, 0);
+    has(r.out, "usage: alloctrace --check [OPTIONS] -- PROGRAM [ARGS...]");
+    h_result_free(&r);
+}
+
+static int cleanup(void **state)
+{
+    (void)state;
+    h_cleanup();
+    return 0;
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_teardown(name, cleanup)
+    const struct CMUnitTest tests[] = {
+        T(leaky_program_fails_with_each_group_and_summary),
+        T(clean_program_passes),
+        T(leak_in_shared_library_names_library_source),
+        T(program_killed_by_sigsegv_is_untrusted),
+        T(static_program_without_trace_is_untrusted),
+        T(suppression_hides_exactly_one_of_two_groups),
+        T(suppressions_from_environment_are_loaded),
+        T(unused_suppression_is_listed_and_fails_when_asked),
+        T(broken_suppression_file_exits_2_with_line_and_column),
+        T(baseline_gates_only_new_and_grown_groups),
+        T(json_result_checked_field_by_field),
+        T(junit_result_checked_field_by_field),
+        T(follow_children_judges_and_names_each_process),
+        T(default_suppressions_pass_empty_c_program),
+        T(default_suppressions_pass_empty_cxx_iostream_program),
+        T(program_error_is_reported_and_fails_when_asked),
+        T(leak_exitcode_and_max_groups),
+        T(generated_suppressions_silence_the_run_when_fed_back),
+        T(usage_errors_exit_2),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
