@@ -290,6 +290,22 @@ static void follow_children_judges_and_names_each_process(void **state)
     h_result_free(&r);
 }
 
+static void process_regex_judges_only_matching_programs(void **state)
+{
+    (void)state;
+    h_result r = check("--follow-children", "--process", "gate_leaky$", "--", PROG("gate_spawn"),
+                       PROG("gate_leaky"), "buf=1");
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process "), 1);
+    has(r.err, "alloctrace: 1 other process(es) not judged (--process)\n");
+    has(r.err, "SUMMARY: alloctrace: 512 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+    r = check("--process", "no_such_program", "--", PROG("gate_clean"));
+    assert_int_equal(r.status, 3);
+    has(r.err, "no traced process was one to judge");
+    h_result_free(&r);
+}
+
 static void default_suppressions_pass_empty_c_program(void **state)
 {
     (void)state;
@@ -414,6 +430,7 @@ int main(void)
         T(json_result_checked_field_by_field),
         T(junit_result_checked_field_by_field),
         T(follow_children_judges_and_names_each_process),
+        T(process_regex_judges_only_matching_programs),
         T(default_suppressions_pass_empty_c_program),
         T(default_suppressions_pass_empty_cxx_iostream_program),
         T(program_error_is_reported_and_fails_when_asked),

@@ -50,7 +50,7 @@ struct t_trace {
     char error[256];
 };
 
-static void t_free(struct t_trace *t)
+static inline void t_free(struct t_trace *t)
 {
     free(t->recs);
     free(t->frames);
@@ -59,7 +59,7 @@ static void t_free(struct t_trace *t)
 }
 
 /* Copies at most cap-1 bytes of src (n bytes) and terminates. */
-static void t_copy(char *dst, size_t cap, const char *src, size_t n)
+static inline void t_copy(char *dst, size_t cap, const char *src, size_t n)
 {
     if (n >= cap)
         n = cap - 1;
@@ -67,13 +67,13 @@ static void t_copy(char *dst, size_t cap, const char *src, size_t n)
     dst[n] = '\0';
 }
 
-static int t_fail(struct t_trace *t, size_t line, const char *why)
+static inline int t_fail(struct t_trace *t, size_t line, const char *why)
 {
     snprintf(t->error, sizeof t->error, "line %zu: %s", line, why);
     return -1;
 }
 
-static int t_hex(const char **p, uint64_t *v)
+static inline int t_hex(const char **p, uint64_t *v)
 {
     if ((*p)[0] != '0' || (*p)[1] != 'x')
         return -1;
@@ -86,7 +86,7 @@ static int t_hex(const char **p, uint64_t *v)
 }
 
 /* "INDEX. [@CTX ][[TIME] ]NAME(SIZE) = 0xID" or "NAME(0xID)". */
-static int t_call(const char *s, struct t_rec *r)
+static inline int t_call(const char *s, struct t_rec *r)
 {
     memset(r, 0, sizeof *r);
     char *end;
@@ -130,7 +130,7 @@ static int t_call(const char *s, struct t_rec *r)
 /* Parses text; returns 0 or -1 with t->error set. A trace cut after its
  * last whole record parses (complete stays 0 if the cut is mid-record and
  * the partial record is dropped). */
-static int t_parse(const char *text, struct t_trace *t)
+static inline int t_parse(const char *text, struct t_trace *t)
 {
     memset(t, 0, sizeof *t);
     size_t lineno = 0;
@@ -239,7 +239,7 @@ static int t_parse(const char *text, struct t_trace *t)
 }
 
 /* Reads and parses a trace file, failing the test on error. */
-static struct t_trace t_load(const char *path)
+static inline struct t_trace t_load(const char *path)
 {
     struct t_trace t;
     char *text = h_read_file(path, NULL);
@@ -251,13 +251,13 @@ static struct t_trace t_load(const char *path)
     return t;
 }
 
-static const uint64_t *t_frames(const struct t_trace *t, const struct t_rec *r)
+static inline const uint64_t *t_frames(const struct t_trace *t, const struct t_rec *r)
 {
     return t->frames + r->first_frame;
 }
 
 /* The record allocating `id` (the first), or NULL. */
-static const struct t_rec *t_find_alloc(const struct t_trace *t, uint64_t id)
+static inline const struct t_rec *t_find_alloc(const struct t_trace *t, uint64_t id)
 {
     for (size_t i = 0; i < t->n; i++)
         if (!t->recs[i].release && t->recs[i].id == id)
@@ -265,7 +265,7 @@ static const struct t_rec *t_find_alloc(const struct t_trace *t, uint64_t id)
     return NULL;
 }
 
-static const struct t_rec *t_find_release(const struct t_trace *t, uint64_t id)
+static inline const struct t_rec *t_find_release(const struct t_trace *t, uint64_t id)
 {
     for (size_t i = 0; i < t->n; i++)
         if (t->recs[i].release && t->recs[i].id == id)
@@ -274,7 +274,7 @@ static const struct t_rec *t_find_release(const struct t_trace *t, uint64_t id)
 }
 
 /* The map line covering addr, or NULL. */
-static const struct t_map *t_map_of(const struct t_trace *t, uint64_t addr)
+static inline const struct t_map *t_map_of(const struct t_trace *t, uint64_t addr)
 {
     const struct t_map *found = NULL;
     for (size_t i = 0; i < t->nmaps; i++)
@@ -284,7 +284,7 @@ static const struct t_map *t_map_of(const struct t_trace *t, uint64_t addr)
 }
 
 /* "KEY ADDRESS" in a program's output -> ADDRESS. */
-static uint64_t t_out_addr(const char *out, const char *key)
+static inline uint64_t t_out_addr(const char *out, const char *key)
 {
     size_t k = strlen(key);
     for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
