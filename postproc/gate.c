@@ -259,6 +259,8 @@ int at_gate_finish(at_gate *g)
     }
     if (g->opt.program_signal > 0)
         g->untrusted = "the program was killed by a signal before it exited";
+    else if (g->nprocs == 0 && g->nskipped > 0)
+        g->untrusted = "no traced process was one to judge (--process)";
     else if (g->nprocs == 0)
         g->untrusted = "no trace was written: the tracer was not loaded "
                        "(static or setuid program?)";
@@ -397,6 +399,8 @@ void at_gate_print_report(FILE *out, const at_gate *g)
     print_program_status(out, g);
     for (size_t i = 0; i < g->nprocs; i++)
         print_process(out, g, &g->procs[i]);
+    if (g->nskipped)
+        fprintf(out, "alloctrace: %zu other process(es) not judged (--process)\n", g->nskipped);
     print_suppression_use(out, g);
     print_verdict(out, g);
     uint64_t bytes = 0, blocks = 0;

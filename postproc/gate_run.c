@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +49,7 @@ typedef struct gate_opts {
     size_t nsupps;
     const char *default_supp;
     const char *baseline, *json, *junit, *output;
+    const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
     char **traces;
     size_t ntraces;
@@ -55,7 +57,7 @@ typedef struct gate_opts {
 
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
-    O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL,
+    O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +74,7 @@ static const struct option long_opts[] = {
     { "junit", required_argument, NULL, O_JUNIT },
     { "program-status", required_argument, NULL, O_PROG_STATUS },
     { "program-signal", required_argument, NULL, O_PROG_SIGNAL },
+    { "process", required_argument, NULL, O_PROCESS },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -102,6 +105,8 @@ static void usage(FILE *f)
           "      --junit FILE              write the result as JUnit XML\n"
           "      --program-status N        the program's exit status, for the report\n"
           "      --program-signal N        the signal that killed the program\n"
+          "      --process REGEX           judge only processes whose program (the trace\n"
+          "                                header's process=) matches REGEX (POSIX ERE)\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -150,6 +155,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_JUNIT: o->junit = optarg; break;
         case O_PROG_STATUS: o->gate.program_status = (int)number("--program-status", optarg, 255); break;
         case O_PROG_SIGNAL: o->gate.program_signal = (int)number("--program-signal", optarg, 128); break;
+        case O_PROCESS: o->process_re = optarg; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -327,6 +333,30 @@ static int judge_trace(at_gate *g, const char *path, bool quiet)
     return 0;
 }
 
+/* Whether the trace's program (its header's process=) matches re. Read
+ * from the first line, so a trace not to judge is not parsed at all. An
+ * unreadable header is judged: the gate then says what is wrong with it. */
+static bool wanted(const char *path, const regex_t *re)
+{
+    FILE *f = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    bool yes = true;
+    if (f && getline(&line, &cap, f) > 0) {
+        char *p = strstr(line, AT_HDR_PROCESS "="), *end;
+        if (p && (p == line || p[-1] == ' ')) {
+            p += strlen(AT_HDR_PROCESS "=");
+            if ((end = strstr(p, AT_HDR_FIELD_END)) || (end = strchr(p, '\n')))
+                *end = '\0';
+            yes = regexec(re, p, 0, NULL, 0) == 0;
+        }
+    }
+    free(line);
+    if (f)
+        fclose(f);
+    return yes;
+}
+
 /* ---- the run ------------------------------------------------------------- */
 
 static at_gate_supp *load_suppressions(const gate_opts *o)
@@ -384,17 +414,30 @@ static int update_baseline(const gate_opts *o, at_gate *g, FILE *out)
 static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, FILE *out)
 {
     at_gate_matcher m = at_gate_supp_matcher(supp);
+    regex_t re;
+    if (o->process_re && regcomp(&re, o->process_re, REG_EXTENDED | REG_NOSUB) != 0) {
+        fprintf(stderr, GATE_PROGRAM ": --process: bad regular expression '%s'\n", o->process_re);
+        return AT_GATE_USAGE;
+    }
     at_gate *g = at_gate_new(&o->gate, &m, base);
-    for (size_t i = 0; i < o->ntraces; i++)
-        if (judge_trace(g, o->traces[i], o->quiet) != 0) {
-            at_gate_free(g);
-            return AT_GATE_USAGE;
-        }
+    int status = 0;
+    for (size_t i = 0; i < o->ntraces && status == 0; i++) {
+        if (o->process_re && !wanted(o->traces[i], &re))
+            g->nskipped++;
+        else if (judge_trace(g, o->traces[i], o->quiet) != 0)
+            status = AT_GATE_USAGE;
+    }
+    if (o->process_re)
+        regfree(&re);
+    if (status) {
+        at_gate_free(g);
+        return status;
+    }
     at_gate_finish(g);
     at_gate_print_report(out, g);
     if (o->gate.gen_suppressions)
         at_gate_print_suppressions(out, g);
-    int status = g->verdict;
+    status = g->verdict;
     if (o->update_baseline && update_baseline(o, g, out) != 0)
         status = AT_GATE_USAGE;
     else if (o->update_baseline)
