@@ -1,0 +1,2 @@
+# The exports against the -lcr run (make bench).
+BENCHES += bench/export
