@@ -1,4 +1,5 @@
 # The resolver (-r): libdw for DWARF and symbols, libelf for the ELF header.
 POSTPROC_SRCS += postproc/resolve.c postproc/resolve_module.c postproc/resolve_lookup.c \
-                 postproc/resolve_cache.c postproc/demangle.c postproc/resolve_stage.c
+                 postproc/resolve_cache.c postproc/demangle.c postproc/resolve_stage.c \
+                 postproc/resolve_symbols.c
 POSTPROC_PKGS += libdw libelf

@@ -191,18 +191,18 @@ static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr addr, at_demangler *dm, at
     return nf;
 }
 
-static size_t from_symtab(Dwfl_Module *mod, Dwarf_Addr addr, at_demangler *dm, at_symframe **out)
+static size_t from_symtab(at_module *m, Dwarf_Addr addr, at_demangler *dm, at_symframe **out)
 {
-    GElf_Off offset = 0;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
-    if (!name || !name[0])
+    if (!m->syms)
+        m->syms = at_symindex_build(m->mod);
+    const char *name = at_symindex_find(m->syms, addr);
+    if (!name)
         return 0;
     at_symframe *f = calloc(1, sizeof *f);
     if (!f)
         abort();
     f->function = function_name(name, dm);
-    line_of(mod, addr, f);
+    line_of(m->mod, addr, f);
     *out = f;
     return 1;
 }
@@ -214,12 +214,12 @@ size_t at_module_lookup(at_module *m, uint64_t addr, at_demangler *dm, at_symfra
         return 0;
     size_t n = from_dwarf(m->mod, addr, dm, out);
     if (n == 0)
-        n = from_symtab(m->mod, addr, dm, out);
+        n = from_symtab(m, addr, dm, out);
     /* DWARF that names no function for frame 0 (no name attribute): the
      * symbol table may still know it. */
     if (n > 0 && !(*out)[0].function) {
         at_symframe *s = NULL;
-        if (from_symtab(m->mod, addr, dm, &s) == 1) {
+        if (from_symtab(m, addr, dm, &s) == 1) {
             (*out)[0].function = s->function;
             s->function = NULL;
             at_symframes_free(s, 1);

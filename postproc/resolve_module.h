@@ -21,6 +21,13 @@ typedef enum at_module_state {
     AT_MODULE_MISMATCH, /* build id differs from the traced one: "from MODULE" */
 } at_module_state;
 
+/* A module's function symbols by address (resolve_symbols.c). */
+typedef struct at_symindex at_symindex;
+at_symindex *at_symindex_build(Dwfl_Module *mod);
+/* The name of the function symbol containing addr, or NULL. */
+const char *at_symindex_find(const at_symindex *x, uint64_t addr);
+void at_symindex_free(at_symindex *x);
+
 typedef struct at_module {
     char *path;          /* as the trace names it */
     char *build_id;      /* traced build id, lower-case hex, or NULL */
@@ -29,6 +36,7 @@ typedef struct at_module {
     Dwfl *dwfl;          /* one Dwfl per file (see resolve_module.c) */
     Dwfl_Module *mod;
     bool absolute;       /* ET_EXEC: trace addresses are the file's own */
+    at_symindex *syms;   /* built on the first symbol-table lookup */
 } at_module;
 
 /* Where and how modules are looked for; owned by the resolver. */

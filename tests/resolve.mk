@@ -4,7 +4,8 @@
 # and a C++ program. Built without sanitizers: they stand for user programs.
 RP := $(B)/tests/programs
 RESOLVE_PROGRAMS := $(RP)/libresolve_lib.so $(RP)/resolve_app_O0 $(RP)/resolve_app_O2 \
-                    $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx
+                    $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx \
+                    $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab
 RESOLVE_PROG_FLAGS := -g -Wall -Wextra -Werror -D_GNU_SOURCE
 RESOLVE_LINK := -L$(RP) -lresolve_lib -Wl,-rpath,'$$ORIGIN'
 
@@ -28,6 +29,12 @@ $(RP)/resolve_app_stripped: $(RP)/resolve_app_O0
 	id=$$(readelf -n $@ | sed -n 's/.*Build ID: *//p'); \
 	  mkdir -p $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2) && \
 	  mv $@.debug $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
+
+# Without DWARF but with the symbol table: names only, "FUNC() from MODULE".
+$(RP)/resolve_app_symtab: $(RP)/resolve_app_O0
+	objcopy --strip-debug $< $@
+$(RP)/resolve_cxx_symtab: $(RP)/resolve_cxx
+	objcopy --strip-debug $< $@
 
 TEST_DEPS += $(RESOLVE_PROGRAMS)
 UNIT_TESTS += tests/unit/test_resolve.c

@@ -268,6 +268,38 @@ static void cxx_lambda_is_demangled(void **state)
                       NULL);
 }
 
+/* ---- symbol table only ------------------------------------------------------ */
+
+static void check_symtab_site(const char *program, const char *label, const char *function)
+{
+    run r = run_program(program);
+    at_resolver *res = at_resolver_new(NULL);
+    at_stack_table *t = at_stacks_new();
+    add_maps(res, r.maps);
+    const at_stack *s = resolve_one(res, t, site_addr(&r, label));
+    char *expected = NULL;
+    assert_true(asprintf(&expected, "%s from %s%s", function, PROGRAMS, program) > 0);
+    assert_string_equal(s->frames[0].text, expected);
+    free(expected);
+    at_stacks_free(t);
+    at_resolver_free(res);
+    at_maps_free(r.maps);
+}
+
+static void symtab_only_site_gives_function_from_module(void **state)
+{
+    (void)state;
+    check_symtab_site("resolve_app_symtab", "direct", "alloc_direct()");
+    check_symtab_site("resolve_app_symtab", "inline", "inline_leaf()");
+}
+
+static void symtab_only_cxx_names_are_demangled(void **state)
+{
+    (void)state;
+    check_symtab_site("resolve_cxx_symtab", "method", "shapes::Pool::grab(int) const");
+    check_symtab_site("resolve_cxx_symtab", "template", "double* shapes::make_array<double>(unsigned long)");
+}
+
 /* ---- separate debug info ---------------------------------------------------- */
 
 static void stripped_executable_uses_debug_file_found_by_build_id(void **state)
@@ -574,6 +606,8 @@ int main(void)
         cmocka_unit_test(cxx_class_operator_new_is_demangled),
         cmocka_unit_test(cxx_const_method_is_demangled),
         cmocka_unit_test(cxx_lambda_is_demangled),
+        cmocka_unit_test(symtab_only_site_gives_function_from_module),
+        cmocka_unit_test(symtab_only_cxx_names_are_demangled),
         cmocka_unit_test(stripped_executable_uses_debug_file_found_by_build_id),
         cmocka_unit_test(stripped_executable_without_debug_dir_is_from_module),
         cmocka_unit_test(missing_file_is_replaced_by_debug_file_of_its_build_id),
