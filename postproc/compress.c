@@ -192,7 +192,8 @@ static void finish(at_stage *self)
 {
     compress *c = (compress *)self;
     if (c->grouping) {
-        qsort_r(c->groups, c->ngroups, sizeof *c->groups, by_order, &c->sort);
+        if (c->ngroups)
+            qsort_r(c->groups, c->ngroups, sizeof *c->groups, by_order, &c->sort);
         for (size_t i = 0; i < c->ngroups; i++) {
             group *g = &c->groups[i];
             at_group ag = { .stack = g->stack,

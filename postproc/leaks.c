@@ -73,10 +73,13 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz)
     return p;
 }
 
+/* Block addresses are aligned and close together: mix every bit in. */
 static size_t hash(uint32_t res, uint64_t id)
 {
-    uint64_t h = (id ^ ((uint64_t)res << 56)) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(h >> 20);
+    uint64_t h = id ^ ((uint64_t)res << 56);
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return (size_t)(h ^ (h >> 33));
 }
 
 static void table_resize(leaks *l, size_t n)

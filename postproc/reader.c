@@ -57,6 +57,11 @@ typedef struct pend_comment {
 
 typedef enum { ST_TOP, ST_CALLS, ST_FRAMES, ST_SKIP } state;
 
+typedef struct cache_slot {
+    uint64_t hash;
+    const at_stack *stack; /* NULL: empty */
+} cache_slot;
+
 typedef struct reader {
     at_trace *t;
     at_stage *sink;
@@ -85,6 +90,9 @@ typedef struct reader {
     size_t cfbuf;
     at_arg *abuf;
     size_t cabuf;
+
+    cache_slot *cache; /* frame list -> interned stack, see find_stack */
+    size_t ncache, cache_used;
 } reader;
 
 static void oom(void)
@@ -137,29 +145,25 @@ static void put(reader *r, at_record *rec)
 
 /* ---- numbers ----------------------------------------------------------- */
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+/* Hex digit value + 1, 0 for anything else: one load a digit. */
+static const uint8_t hex_digit[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+    ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
 
-/* Hex digits at s (no prefix) up to end; returns the count (0: none or overflow). */
+/* Hex digits at s (no prefix) up to end; returns the count (0: none, or
+ * more than 16 significant digits). */
 static size_t parse_hex(const char *s, const char *end, uint64_t *out)
 {
     uint64_t v = 0;
-    size_t n = 0;
-    for (; s + n < end; n++) {
-        int h = hexval(s[n]);
-        if (h < 0)
-            break;
+    size_t n = 0, max = (size_t)(end - s);
+    unsigned h;
+    while (n < max && (h = hex_digit[(unsigned char)s[n]]) != 0) {
         if (v >> 60)
             return 0;
-        v = (v << 4) | (uint64_t)h;
+        v = (v << 4) | (uint64_t)(h - 1);
+        n++;
     }
     *out = v;
     return n;
@@ -558,15 +562,78 @@ static void flush_block_comments(reader *r)
     r->ctlen = 0;
 }
 
+/* A cheap hash of the pending frames: addresses mixed a word at a time,
+ * texts (rare before resolving) byte by byte. */
+static uint64_t frames_hash(const reader *r)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ r->nframes;
+    for (size_t i = 0; i < r->nframes; i++) {
+        h = (h ^ r->frames[i].addr) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        if (r->frames[i].text_off != (size_t)-1)
+            for (const char *t = r->text + r->frames[i].text_off; *t; t++)
+                h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool same_frames(const reader *r, const at_stack *s)
+{
+    if (s->nframes != r->nframes)
+        return false;
+    for (size_t i = 0; i < r->nframes; i++) {
+        const char *t = r->frames[i].text_off == (size_t)-1 ? NULL : r->text + r->frames[i].text_off;
+        if (s->frames[i].addr != r->frames[i].addr)
+            return false;
+        if (!t != !s->frames[i].text || (t && strcmp(t, s->frames[i].text) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The interned stack of the pending frames. A trace repeats a few thousand
+ * stacks millions of times, so the reader keeps its own table from a cheap
+ * hash of the parsed frames to the interned stack, checked frame by frame,
+ * and interns (hashing and copying) only a list it has not seen. */
+static const at_stack *find_stack(reader *r)
+{
+    uint64_t h = frames_hash(r);
+    if ((r->cache_used + 1) * 2 > r->ncache) {
+        size_t n = r->ncache ? r->ncache * 2 : 4096;
+        cache_slot *c = calloc(n, sizeof *c);
+        if (!c)
+            oom();
+        for (size_t i = 0; i < r->ncache; i++) {
+            if (!r->cache[i].stack)
+                continue;
+            size_t j = (size_t)r->cache[i].hash & (n - 1);
+            while (c[j].stack)
+                j = (j + 1) & (n - 1);
+            c[j] = r->cache[i];
+        }
+        free(r->cache);
+        r->cache = c;
+        r->ncache = n;
+    }
+    size_t i = (size_t)h & (r->ncache - 1);
+    for (; r->cache[i].stack; i = (i + 1) & (r->ncache - 1))
+        if (r->cache[i].hash == h && same_frames(r, r->cache[i].stack))
+            return r->cache[i].stack;
+    reserve((void **)&r->fbuf, &r->cfbuf, r->nframes, sizeof *r->fbuf);
+    for (size_t k = 0; k < r->nframes; k++) {
+        r->fbuf[k].addr = r->frames[k].addr;
+        r->fbuf[k].text =
+            r->frames[k].text_off == (size_t)-1 ? NULL : r->text + r->frames[k].text_off;
+    }
+    const at_stack *s = at_stacks_intern(r->t->stacks, r->fbuf, (uint32_t)r->nframes);
+    r->cache[i] = (cache_slot){ h, s };
+    r->cache_used++;
+    return s;
+}
+
 static void emit_block(reader *r)
 {
-    reserve((void **)&r->fbuf, &r->cfbuf, r->nframes, sizeof *r->fbuf);
-    for (size_t i = 0; i < r->nframes; i++) {
-        r->fbuf[i].addr = r->frames[i].addr;
-        r->fbuf[i].text =
-            r->frames[i].text_off == (size_t)-1 ? NULL : r->text + r->frames[i].text_off;
-    }
-    const at_stack *stack = at_stacks_intern(r->t->stacks, r->fbuf, (uint32_t)r->nframes);
+    const at_stack *stack = find_stack(r);
     reserve((void **)&r->abuf, &r->cabuf, r->nargs, sizeof *r->abuf);
     for (size_t i = 0; i < r->nargs; i++) {
         r->abuf[i].name = r->text + r->args[i].name_off;
@@ -813,6 +880,7 @@ static void reader_done(reader *r)
     free(r->ctext);
     free(r->fbuf);
     free(r->abuf);
+    free(r->cache);
 }
 
 /* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
