@@ -47,6 +47,12 @@ const char *const at_fn_names[] = {
     [AT_MEMALIGN] = AT_FN_MEMALIGN, [AT_VALLOC] = AT_FN_VALLOC, [AT_PVALLOC] = AT_FN_PVALLOC,
 };
 
+static const unsigned char fn_lens[] = {
+    [AT_MALLOC] = 6, [AT_CALLOC] = 6, [AT_REALLOC] = 7, [AT_REALLOCARRAY] = 12, [AT_FREE] = 4,
+    [AT_POSIX_MEMALIGN] = 14, [AT_ALIGNED_ALLOC] = 13, [AT_MEMALIGN] = 8, [AT_VALLOC] = 6,
+    [AT_PVALLOC] = 7,
+};
+
 #define BUF_SIZE (1u << 20)
 #define FD_FLOOR 1000
 
@@ -95,13 +101,31 @@ size_t at_fmt_dec(char *p, uint64_t v)
     return (size_t)(20 - i);
 }
 
+static const char hex2[] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* Lower-case hex without leading zeros, two digits per step. */
 size_t at_fmt_hex(char *p, uint64_t v)
 {
-    static const char hex[] = "0123456789abcdef";
     size_t n = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
-    for (size_t i = n; i > 0; i--) {
-        p[i - 1] = hex[v & 0xf];
-        v >>= 4;
+    char *q = p + n;
+    while (v >= 256) {
+        q -= 2;
+        memcpy(q, hex2 + (v & 0xff) * 2, 2);
+        v >>= 8;
+    }
+    if (v >= 16) {
+        q -= 2;
+        memcpy(q, hex2 + v * 2, 2);
+    } else {
+        *--q = "0123456789abcdef"[v];
     }
     return n;
 }
@@ -150,8 +174,7 @@ size_t at_format_body(char *buf, const struct at_event *e)
         p = put2(p, us % 100);
         p = PUTS(p, "] ");
     }
-    const char *name = at_fn_names[e->fn];
-    p = put(p, name, strlen(name));
+    p = put(p, at_fn_names[e->fn], fn_lens[e->fn]);
     if (e->release) {
         p = PUTS(p, "(0x");
         p += at_fmt_hex(p, e->id);
