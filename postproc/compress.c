@@ -8,28 +8,55 @@
  * by id), so stacks that become equal are the same group in the same run.
  *
  * The compressed form lists every call line of a group before its frames,
- * so the calls are kept until the end of input: with -l before it that is
- * the leaks only; -c alone keeps every call (copied compactly). Records
- * other than calls go on at once, ahead of the groups.
+ * so the calls wait for the end of input. To keep memory in proportion to
+ * the distinct backtraces, not to the calls (-c alone keeps every call),
+ * each group encodes its calls compactly into a small buffer of its own;
+ * a full buffer (GROUP_BUF bytes) goes to an unlinked temporary file as a
+ * chunk, and at the end each group's chunks are read back in order and
+ * handed on one piece at a time (at_group.more). Records other than calls
+ * go on at once, ahead of the groups.
  */
 #include "compress.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <alloctrace/format.h>
 
+#define GROUP_BUF (8u << 10)   /* a group's in-memory tail of encoded calls */
+#define STAGE_BUF (1u << 20)   /* chunks on their way to the spill file */
+
+/* A call as kept by a group; its arguments follow as "name\0value\0". */
+typedef struct enc_call {
+    uint64_t index, size, id, time_us;
+    const char *name; /* interned: valid as long as the trace */
+    const at_stack *stack;
+    uint32_t context, res, nargs, len; /* len: of the whole encoding */
+    uint8_t is_alloc, has_time;
+} enc_call;
+
+typedef struct chunk {
+    uint64_t off;
+    uint32_t len;
+} chunk;
+
 typedef struct group {
     const at_stack *stack;
-    at_call **calls;
-    size_t ncalls, ccalls;
+    size_t ncalls;
     uint64_t total_size, first_index;
+    char *buf; /* tail of encoded calls */
+    uint32_t blen, bcap;
+    chunk *chunks; /* earlier calls, in the spill file */
+    uint32_t nchunks, cchunks;
 } group;
 
 typedef struct compress {
     at_stage stage;
     at_trace *t;
+    at_diag *d;
     bool grouping;
     at_sort sort;
     unsigned depth;
@@ -39,6 +66,11 @@ typedef struct compress {
     size_t ngroup_of;
     group *groups;
     size_t ngroups, cgroups;
+    FILE *spill;          /* unlinked temporary file, NULL until needed */
+    uint64_t spill_len;   /* bytes written to it */
+    char *stage_buf;      /* chunks not yet written */
+    size_t stage_len;
+    bool spill_failed;
 } compress;
 
 static void oom(void)
@@ -91,6 +123,84 @@ static const at_stack *cut_stack(compress *c, const at_stack *s)
     return c->cut[s->id];
 }
 
+static void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n);
+    if (!p)
+        oom();
+    return p;
+}
+
+static void stage_flush(compress *c)
+{
+    if (!c->stage_len || c->spill_failed)
+        return;
+    if (fwrite(c->stage_buf, 1, c->stage_len, c->spill) != c->stage_len || fflush(c->spill)) {
+        at_diag_error(c->d, AT_EXIT_FAIL, "temporary file: %s", strerror(errno));
+        c->spill_failed = true;
+    }
+    c->spill_len += c->stage_len;
+    c->stage_len = 0;
+}
+
+/* Moves a group's full buffer out of memory, as the next chunk. */
+static void spill_group(compress *c, group *g)
+{
+    if (!c->spill && !c->spill_failed) {
+        c->spill = tmpfile();
+        c->stage_buf = malloc(STAGE_BUF);
+        if (!c->stage_buf)
+            oom();
+        if (!c->spill) {
+            at_diag_error(c->d, AT_EXIT_FAIL, "temporary file: %s", strerror(errno));
+            c->spill_failed = true;
+        }
+    }
+    if (c->spill_failed)
+        return; /* keep it in memory then */
+    if (c->stage_len + g->blen > STAGE_BUF)
+        stage_flush(c);
+    memcpy(c->stage_buf + c->stage_len, g->buf, g->blen);
+    if (g->nchunks == g->cchunks) {
+        g->cchunks = g->cchunks ? g->cchunks * 2 : 4;
+        g->chunks = xrealloc(g->chunks, g->cchunks * sizeof *g->chunks);
+    }
+    g->chunks[g->nchunks++] = (chunk){ c->spill_len + c->stage_len, g->blen };
+    c->stage_len += g->blen;
+    g->blen = 0;
+}
+
+static void encode(compress *c, group *g, const at_call *call)
+{
+    size_t len = sizeof(enc_call);
+    for (uint32_t i = 0; i < call->nargs; i++)
+        len += strlen(call->args[i].name) + strlen(call->args[i].value) + 2;
+    len = (len + 7) & ~(size_t)7;
+    if (g->blen + len > GROUP_BUF && g->blen)
+        spill_group(c, g);
+    if (g->blen + len > g->bcap) {
+        size_t cap = g->bcap ? g->bcap : 256;
+        while (cap < g->blen + len)
+            cap *= 2;
+        g->buf = xrealloc(g->buf, cap);
+        g->bcap = (uint32_t)cap;
+    }
+    enc_call e = { .index = call->index, .size = call->size, .id = call->id,
+                   .time_us = call->time_us, .name = call->name, .stack = call->stack,
+                   .context = call->context, .res = call->res, .nargs = call->nargs,
+                   .len = (uint32_t)len, .is_alloc = call->is_alloc, .has_time = call->has_time };
+    char *p = g->buf + g->blen;
+    memcpy(p, &e, sizeof e);
+    p += sizeof e;
+    for (uint32_t i = 0; i < call->nargs; i++) {
+        size_t n = strlen(call->args[i].name) + 1, v = strlen(call->args[i].value) + 1;
+        memcpy(p, call->args[i].name, n);
+        memcpy(p + n, call->args[i].value, v);
+        p += n + v;
+    }
+    g->blen += (uint32_t)len;
+}
+
 static void add_to_group(compress *c, const at_call *call)
 {
     const at_stack *s = call->stack;
@@ -98,21 +208,14 @@ static void add_to_group(compress *c, const at_call *call)
     if (!c->group_of[s->id]) {
         if (c->ngroups == c->cgroups) {
             c->cgroups = c->cgroups ? c->cgroups * 2 : 256;
-            c->groups = realloc(c->groups, c->cgroups * sizeof *c->groups);
-            if (!c->groups)
-                oom();
+            c->groups = xrealloc(c->groups, c->cgroups * sizeof *c->groups);
         }
         c->groups[c->ngroups] = (group){ .stack = s, .first_index = call->index };
         c->group_of[s->id] = (uint32_t)++c->ngroups;
     }
     group *g = &c->groups[c->group_of[s->id] - 1];
-    if (g->ncalls == g->ccalls) {
-        g->ccalls = g->ccalls ? g->ccalls * 2 : 4;
-        g->calls = realloc(g->calls, g->ccalls * sizeof *g->calls);
-        if (!g->calls)
-            oom();
-    }
-    g->calls[g->ncalls++] = at_call_copy(call);
+    encode(c, g, call);
+    g->ncalls++;
     if (call->is_alloc)
         g->total_size += call->size;
     if (call->index < g->first_index)
@@ -188,26 +291,90 @@ static int by_order(const void *pa, const void *pb, void *order)
     return r ? r : cmp_u64(a->first_index, b->first_index);
 }
 
+/* Decodes the calls of data[0..len) and hands them on as one piece of g. */
+static void emit_piece(compress *c, const group *g, const char *data, size_t len, bool more)
+{
+    size_t ncalls = 0, nargs = 0;
+    for (size_t p = 0; p < len; p += ((const enc_call *)(data + p))->len) {
+        ncalls++;
+        nargs += ((const enc_call *)(data + p))->nargs;
+    }
+    at_call *calls = malloc((ncalls ? ncalls : 1) * sizeof *calls);
+    const at_call **ptrs = malloc((ncalls ? ncalls : 1) * sizeof *ptrs);
+    at_arg *args = malloc((nargs ? nargs : 1) * sizeof *args);
+    if (!calls || !ptrs || !args)
+        oom();
+    size_t k = 0, a = 0;
+    uint64_t size = 0;
+    for (size_t p = 0; p < len; k++) {
+        const enc_call *e = (const enc_call *)(data + p);
+        calls[k] = (at_call){ .index = e->index, .context = e->context, .has_time = e->has_time,
+                              .time_us = e->time_us, .name = e->name, .res = e->res,
+                              .is_alloc = e->is_alloc, .size = e->size, .id = e->id,
+                              .nargs = e->nargs, .args = e->nargs ? args + a : NULL,
+                              .stack = e->stack };
+        const char *q = (const char *)(e + 1);
+        for (uint32_t i = 0; i < e->nargs; i++, a++) {
+            args[a].name = q;
+            q += strlen(q) + 1;
+            args[a].value = q;
+            q += strlen(q) + 1;
+        }
+        if (e->is_alloc)
+            size += e->size;
+        ptrs[k] = &calls[k];
+        p += e->len;
+    }
+    at_group ag = { .stack = g->stack, .calls = ptrs, .ncalls = k, .total_size = size,
+                    .more = more };
+    at_record rec = { .kind = AT_REC_GROUP, .u.group = &ag };
+    at_stage_put(c->stage.next, &rec);
+    free(args);
+    free(ptrs);
+    free(calls);
+}
+
+/* Hands a group on: a piece per chunk read back, then the in-memory tail. */
+static void emit_group(compress *c, group *g)
+{
+    char *data = NULL;
+    size_t cap = 0;
+    for (uint32_t i = 0; i < g->nchunks && !c->spill_failed; i++) {
+        if (g->chunks[i].len > cap) {
+            cap = g->chunks[i].len;
+            data = xrealloc(data, cap);
+        }
+        if (pread(fileno(c->spill), data, g->chunks[i].len, (off_t)g->chunks[i].off) !=
+            (ssize_t)g->chunks[i].len) {
+            at_diag_error(c->d, AT_EXIT_FAIL, "temporary file: read error");
+            c->spill_failed = true;
+            break;
+        }
+        emit_piece(c, g, data, g->chunks[i].len, i + 1 < g->nchunks || g->blen);
+    }
+    free(data);
+    if (!c->spill_failed && (g->blen || !g->nchunks))
+        emit_piece(c, g, g->buf, g->blen, false);
+}
+
 static void finish(at_stage *self)
 {
     compress *c = (compress *)self;
     if (c->grouping) {
+        if (c->spill)
+            stage_flush(c);
         if (c->ngroups)
             qsort_r(c->groups, c->ngroups, sizeof *c->groups, by_order, &c->sort);
         for (size_t i = 0; i < c->ngroups; i++) {
-            group *g = &c->groups[i];
-            at_group ag = { .stack = g->stack,
-                            .calls = (const at_call *const *)g->calls,
-                            .ncalls = g->ncalls,
-                            .total_size = g->total_size };
-            at_record rec = { .kind = AT_REC_GROUP, .u.group = &ag };
-            at_stage_put(self->next, &rec);
+            emit_group(c, &c->groups[i]);
+            free(c->groups[i].buf); /* written: give the memory back as we go */
+            c->groups[i].buf = NULL;
         }
     }
     at_stage_finish(self->next);
 }
 
-at_stage *at_compress_new(at_stage *next, at_trace *t, bool grouping, at_sort sort,
+at_stage *at_compress_new(at_stage *next, at_trace *t, at_diag *d, bool grouping, at_sort sort,
                           unsigned depth)
 {
     compress *c = calloc(1, sizeof *c);
@@ -215,6 +382,7 @@ at_stage *at_compress_new(at_stage *next, at_trace *t, bool grouping, at_sort so
         oom();
     c->stage = (at_stage){ .put = put, .finish = finish, .next = next };
     c->t = t;
+    c->d = d;
     c->grouping = grouping;
     c->sort = sort;
     c->depth = depth;
@@ -227,10 +395,12 @@ void at_compress_free(at_stage *s)
     if (!c)
         return;
     for (size_t i = 0; i < c->ngroups; i++) {
-        for (size_t k = 0; k < c->groups[i].ncalls; k++)
-            free(c->groups[i].calls[k]);
-        free(c->groups[i].calls);
+        free(c->groups[i].buf);
+        free(c->groups[i].chunks);
     }
+    if (c->spill)
+        fclose(c->spill);
+    free(c->stage_buf);
     free(c->groups);
     free(c->cut);
     free(c->group_of);

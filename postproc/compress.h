@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "diag.h"
 #include "trace.h"
 
 typedef enum at_sort {
@@ -22,8 +23,11 @@ typedef enum at_sort {
 /* "size", "size-asc", "count", "count-asc" -> 0 and *out; else -1. */
 int at_sort_parse(const char *s, at_sort *out);
 
-/* group: compress into groups; depth: cut to that many frames (0: no cut). */
-at_stage *at_compress_new(at_stage *next, at_trace *t, bool group, at_sort sort, unsigned depth);
+/* group: compress into groups; depth: cut to that many frames (0: no cut).
+ * Groups keep their calls in a temporary file beyond a few KiB each; its
+ * I/O errors are reported through d. */
+at_stage *at_compress_new(at_stage *next, at_trace *t, at_diag *d, bool group, at_sort sort,
+                          unsigned depth);
 void at_compress_free(at_stage *s);
 
 #endif

@@ -52,6 +52,7 @@ typedef struct options {
     bool check_filters;
     /* HOOK export: options of --format go here. */
     at_export_opts export_opts; /* format, --cost, --top */
+    bool cost_given, top_given;
 } options;
 
 enum {
@@ -279,9 +280,11 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_COST:
             if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
                 option_error("--cost: expected bytes or blocks, not '%s'", optarg);
+            o->cost_given = true;
             break;
         case OPT_TOP:
             o->export_opts.top = (unsigned)parse_number("--top", optarg, 1u << 20);
+            o->top_given = true;
             break;
         case '?':
         default:
@@ -304,6 +307,10 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s needs -c/--compress", "--sort");
     if (!o->resolve && (o->resolve_opts.ndebug_dirs || o->resolve_opts.sysroot))
         option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
+    if (o->cost_given && o->export_opts.format != AT_FORMAT_FOLDED)
+        option_error("%s needs --format folded", "--cost");
+    if (o->top_given && o->export_opts.format != AT_FORMAT_REPORT)
+        option_error("%s needs --format report", "--top");
     if (o->check_filters && !at_filter_opts_active(&o->filter))
         option_error("%s needs --filter, --filter-file, --exclude-filter or --suppressions",
                      "--check-filters");
@@ -349,7 +356,7 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
 
     /* compress */
     if (o->compress || o->depth)
-        push(p, at_compress_new(p->head, t, o->compress, o->sort, o->depth), at_compress_free);
+        push(p, at_compress_new(p->head, t, d, o->compress, o->sort, o->depth), at_compress_free);
 
     /* filter */
     /* HOOK filter: push the callstack filter stage here. */

@@ -99,11 +99,17 @@ typedef enum at_rec_kind {
     AT_REC_GROUP,      /* compressed group: calls sharing one stack */
 } at_rec_kind;
 
+/* A large group comes in pieces, so that it is never all in memory: every
+ * piece has the group's stack, `more` is set on all but the last, and the
+ * calls of all pieces together are in index order. A stage that only looks
+ * at calls can take each piece as it comes; the writer writes the summary
+ * and the frames after the last piece. */
 typedef struct at_group {
     const at_stack *stack;
     const at_call *const *calls; /* in index order */
     size_t ncalls;
-    uint64_t total_size;         /* sum of the allocations' sizes */
+    uint64_t total_size;         /* sum of the allocations' sizes in this piece */
+    bool more;                   /* more pieces of this group follow */
 } at_group;
 
 typedef struct at_record {

@@ -25,6 +25,7 @@ typedef struct writer {
     bool broken;
     char *buf;
     size_t len;
+    uint64_t group_blocks, group_size; /* of the pieces of a group so far */
     uint64_t leak_count[AT_MAX_RESOURCES];
     uint64_t leak_size[AT_MAX_RESOURCES];
 } writer;
@@ -252,17 +253,22 @@ static void frames(writer *w, const at_stack *s)
 
 static void write_group(writer *w, const at_group *g)
 {
-    uint64_t blocks = 0;
     for (size_t i = 0; i < g->ncalls; i++) {
         call_line(w, g->calls[i]);
-        blocks += g->calls[i]->is_alloc;
+        if (g->calls[i]->is_alloc) {
+            w->group_blocks++;
+            w->group_size += g->calls[i]->size;
+        }
     }
+    if (g->more)
+        return;
     outs(w, AT_ALLOC_SUMMARY);
-    out_dec(w, blocks);
+    out_dec(w, w->group_blocks);
     outs(w, " block(s) with total size ");
-    out_dec(w, g->total_size);
+    out_dec(w, w->group_size);
     outc(w, '\n');
     frames(w, g->stack);
+    w->group_blocks = w->group_size = 0;
 }
 
 static void put(at_stage *self, const at_record *r)

@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     at_trace *t = at_trace_new();
     at_stage *w = at_writer_new(null_fd, t, &d), *head = w, *c = NULL, *l = NULL;
     if (flags & 3)
-        head = c = at_compress_new(head, t, flags & 1, (at_sort)((flags >> 4) % 5),
+        head = c = at_compress_new(head, t, &d, flags & 1, (at_sort)((flags >> 4) % 5),
                                    (flags & 2) ? 1 + (flags >> 6) : 0);
     if (flags & 4)
         head = l = at_leaks_new(head, t);

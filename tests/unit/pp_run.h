@@ -61,7 +61,7 @@ static inline pp_result pp_run(const char *in, const pp_opts *o)
     at_stage *w = at_writer_new(fileno(of), t, &d), *head = w;
     at_stage *c = NULL, *s = NULL, *l = NULL;
     if (o->compress || o->depth)
-        head = c = at_compress_new(head, t, o->compress, o->sort, o->depth);
+        head = c = at_compress_new(head, t, &d, o->compress, o->sort, o->depth);
     if (o->select) {
         s = at_select_new(head, t, o->select, &d);
         if (s)

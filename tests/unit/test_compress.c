@@ -131,6 +131,52 @@ static void leaks_then_compress_groups_only_leaks(void **state)
     pp_free(&r);
 }
 
+static void large_groups_spill_and_come_back_in_order(void **state)
+{
+    (void)state;
+    /* 3000 calls over two stacks, every third with an argument: each group
+     * outgrows its in-memory buffer many times over */
+    size_t cap = 1 << 20, len = 0, alen = 0, blen = 0;
+    char *in = malloc(cap), *a = malloc(cap), *b = malloc(cap);
+    len += (size_t)snprintf(in, cap, HDR);
+    uint64_t asize = 0, bsize = 0;
+    unsigned na = 0, nb = 0;
+    for (unsigned i = 1; i <= 3000; i++) {
+        char call[128];
+        int n = snprintf(call, sizeof call, "%u. malloc(%u) = 0x%x\n%s", i, i, i * 16,
+                         i % 3 ? "" : "\t$note = the third one\n");
+        len += (size_t)snprintf(in + len, cap - len, "%s\t0x%s\n\n", call, i % 2 ? "a" : "b");
+        if (i % 2) {
+            memcpy(a + alen, call, (size_t)n);
+            alen += (size_t)n;
+            asize += i;
+            na++;
+        } else {
+            memcpy(b + blen, call, (size_t)n);
+            blen += (size_t)n;
+            bsize += i;
+            nb++;
+        }
+    }
+    a[alen] = b[blen] = '\0';
+    size_t wcap = 2 << 20;
+    char *want = malloc(wcap);
+    snprintf(want, wcap,
+             "version=2.0, filter=compress, \n"
+             "%s# allocation summary: %u block(s) with total size %llu\n\t0xa\n\n"
+             "%s# allocation summary: %u block(s) with total size %llu\n\t0xb\n\n",
+             a, na, (unsigned long long)asize, b, nb, (unsigned long long)bsize);
+    pp_opts o = { .compress = true };
+    pp_result r = pp_run(in, &o);
+    assert_int_equal(r.warnings, 0);
+    assert_string_equal(r.out, want);
+    pp_free(&r);
+    free(in);
+    free(a);
+    free(b);
+    free(want);
+}
+
 static void sort_names_parse(void **state)
 {
     (void)state;
@@ -156,6 +202,7 @@ int main(void)
         cmocka_unit_test(resolved_text_is_part_of_the_backtrace),
         cmocka_unit_test(compressed_output_reads_back_to_the_same),
         cmocka_unit_test(leaks_then_compress_groups_only_leaks),
+        cmocka_unit_test(large_groups_spill_and_come_back_in_order),
         cmocka_unit_test(sort_names_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
