@@ -303,8 +303,9 @@ static void folded_and_report_go_to_stdout(void **state)
 static void bad_export_options_are_one_line_errors(void **state)
 {
     (void)state;
-    const char *bad[][2] = { { "--format", "xml" }, { "--cost", "pages" }, { "--top", "-3" } };
-    for (size_t i = 0; i < 3; i++) {
+    const char *bad[][2] = { { "--format", "xml" }, { "--cost", "pages" }, { "--top", "-3" },
+                             { "--cost", "blocks" }, { "--top", "5" } };
+    for (size_t i = 0; i < 5; i++) {
         h_result r = postproc(NULL, bad[i][0], bad[i][1], "/dev/null", NULL, NULL);
         assert_int_equal(r.status, 2);
         assert_int_equal(h_count_lines(r.err, "."), 1);
