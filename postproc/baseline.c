@@ -60,8 +60,17 @@ const char *at_baseline_process_name(const char *process)
     return last_component(process);
 }
 
+uint32_t at_gate_frames_to_main(const at_frame_info *frames, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;)
+        if (strcmp(frames[i].function, "main") == 0)
+            return i + 1;
+    return n;
+}
+
 char *at_baseline_key(const at_frame_info *frames, uint32_t n)
 {
+    n = at_gate_frames_to_main(frames, n);
     size_t len = 1;
     for (uint32_t i = 0; i < n; i++)
         len += strlen(frames[i].function) + strlen(frames[i].file) + strlen(frames[i].module) +

@@ -460,18 +460,20 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
-/* "functions contains [ ... outer ... inner ] && string contains [ ... ]";
- * with `lines`, the file list is a callstack list with each frame's line. */
+/* "functions contains [ ... outer ... inner ] && string contains [ ... ]"
+ * from main on (the leading "..." takes the start-up frames); with
+ * `lines`, the file list is a callstack list with each frame's line. */
 static char *filter_for(const at_gate_group *grp, bool lines)
 {
     strbuf b = { 0 };
+    uint32_t n = at_gate_frames_to_main(grp->frames, grp->nframes);
     sb_str(&b, "functions contains [ ...");
-    for (uint32_t i = grp->nframes; i-- > 0;) {
+    for (uint32_t i = n; i-- > 0;) {
         sb_add(&b, " ", 1);
         add_element(&b, grp->frames[i].function, false, false);
     }
     sb_str(&b, lines ? " ] && callstack contains [ ..." : " ] && string contains [ ...");
-    for (uint32_t i = grp->nframes; i-- > 0;) {
+    for (uint32_t i = n; i-- > 0;) {
         const at_frame_info *f = &grp->frames[i];
         sb_add(&b, " ", 1);
         add_element(&b, base_name(f->file), true, lines);

@@ -161,10 +161,16 @@ int at_gate_write_junit(const at_gate *g, const char *path);
 
 /* ---- baselines (baseline.c) -------------------------------------------- */
 
-/* The normalised key of a stack: outermost frame first, each
- * "FUNCTION@FILE" with FILE reduced to its last component (a module's
- * last component for frames without a file), no addresses, no lines: a
- * rebuild or another checkout directory does not change it. New string. */
+/* How many frames, innermost first, reach up to the outermost "main":
+ * what keys and generated suppressions use, so that the C library's
+ * start-up frames (_start, __libc_start_main, ...) that an upgrade may
+ * rename do not change them. n when no frame is main (threads). */
+uint32_t at_gate_frames_to_main(const at_frame_info *frames, uint32_t n);
+
+/* The normalised key of a stack: outermost frame first (from main on, see
+ * at_gate_frames_to_main), each "FUNCTION@FILE" with FILE reduced to its
+ * last component (a module's for frames without a file), no addresses, no
+ * lines: a rebuild or another checkout directory does not change it. */
 char *at_baseline_key(const at_frame_info *frames, uint32_t n);
 
 at_baseline *at_baseline_new(void);

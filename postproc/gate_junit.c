@@ -1,6 +1,7 @@
 /*
  * postproc/gate_junit.c: the gate's result as JUnit XML (--junit FILE):
- * one test case per traced process, a <failure> per leak group that gates,
+ * one test case per traced process, named by its program (not its pid, so
+ * CI keeps a test's history across runs), a <failure> per leak group that gates,
  * an <error> for a process (or a run) that could not be judged. Several
  * failures in one test case are what Jenkins and GitLab show as separate
  * items; the strict XSD allows one, which no CI system enforces.
@@ -66,8 +67,6 @@ static void testcase(FILE *f, const at_gate_proc *p)
 {
     fputs("    <testcase classname=\"alloctrace.leaks\" name=\"", f);
     esc(f, p->process);
-    if (p->pid >= 0)
-        fprintf(f, " (pid %ld)", p->pid);
     fputs("\" file=\"", f);
     esc(f, p->trace_path);
     fputs("\">\n", f);
@@ -79,8 +78,9 @@ static void testcase(FILE *f, const at_gate_proc *p)
     for (size_t i = 0; i < p->ngroups; i++)
         if (p->groups[i].base != AT_BASE_KNOWN)
             failure(f, &p->groups[i]);
-    fprintf(f, "      <system-out>%" PRIu64 " byte(s) in %" PRIu64 " block(s) suppressed</system-out>\n",
-            p->suppressed_bytes, p->suppressed_blocks);
+    fprintf(f, "      <system-out>pid %ld; %" PRIu64 " byte(s) in %" PRIu64
+               " block(s) suppressed</system-out>\n",
+            p->pid, p->suppressed_bytes, p->suppressed_blocks);
     fputs("    </testcase>\n", f);
 }
 

@@ -57,6 +57,19 @@ static void key_has_functions_and_file_names_outermost_first(void **state)
     at_stacks_free(t);
 }
 
+static void key_starts_at_main_leaving_libc_start_up_frames_out(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    const char *const a[] = { "f() at /s/a.c:4", "main() at /s/m.c:9",
+                              "__libc_start_call_main() at ./csu/libc_start_call_main.h:58",
+                              "_start() from /usr/bin/prog", NULL };
+    char *k = key_of(t, a, NULL);
+    assert_string_equal(k, "main@m.c -> f@a.c");
+    free(k);
+    at_stacks_free(t);
+}
+
 static void key_ignores_lines_addresses_and_checkout_directory(void **state)
 {
     (void)state;
@@ -249,6 +262,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(key_has_functions_and_file_names_outermost_first),
+        cmocka_unit_test(key_starts_at_main_leaving_libc_start_up_frames_out),
         cmocka_unit_test(key_ignores_lines_addresses_and_checkout_directory),
         cmocka_unit_test(key_of_unresolved_frame_uses_module_name),
         cmocka_unit_test(baseline_file_round_trips),

@@ -124,13 +124,13 @@ static void junit_has_a_case_per_process_and_a_failure_per_group(void **state)
         "    print(\" \", x.tag, x.get(\"type\"), x.get(\"message\"), repr(x.text))\n";
     const char *want =
         "testsuites 2 1 1\n"
-        "case alloctrace.leaks ./q<1> (pid 77) /tmp/a.txt\n"
+        "case alloctrace.leaks ./q<1> /tmp/a.txt\n"
         "  failure leak 48 byte(s) in 2 block(s) leaked from say\"hi\"<&>() "
         "'#0 say\"hi\"<&>() at /src/we\"ird/q.c:3\\n#1 main at /src/m.c:9\\n'\n"
-        "  system-out None None '5 byte(s) in 1 block(s) suppressed'\n"
-        "case alloctrace.leaks ./child (pid 78) /tmp/b.txt\n"
+        "  system-out None None 'pid 77; 5 byte(s) in 1 block(s) suppressed'\n"
+        "case alloctrace.leaks ./child /tmp/b.txt\n"
         "  error untrusted /tmp/b.txt: truncated trace None\n"
-        "  system-out None None '0 byte(s) in 0 block(s) suppressed'\n";
+        "  system-out None None 'pid 78; 0 byte(s) in 0 block(s) suppressed'\n";
     assert_string_equal(python(prog, f->path), want);
 }
 
