@@ -5,7 +5,7 @@
 RP := $(B)/tests/programs
 RESOLVE_PROGRAMS := $(RP)/libresolve_lib.so $(RP)/resolve_app_O0 $(RP)/resolve_app_O2 \
                     $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx \
-                    $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab
+                    $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab $(RP)/resolve_app_debuglink
 RESOLVE_PROG_FLAGS := -g -Wall -Wextra -Werror -D_GNU_SOURCE
 RESOLVE_LINK := -L$(RP) -lresolve_lib -Wl,-rpath,'$$ORIGIN'
 
@@ -30,6 +30,11 @@ $(RP)/resolve_app_stripped: $(RP)/resolve_app_O0
 	  mkdir -p $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2) && \
 	  mv $@.debug $(RP)/resolve_debug/.build-id/$$(echo $$id | cut -c1-2)/$$(echo $$id | cut -c3-).debug
 
+# Stripped, with a .gnu_debuglink naming its debug file in .debug/ beside it.
+$(RP)/resolve_app_debuglink: $(RP)/resolve_app_O0
+	@mkdir -p $(RP)/.debug
+	objcopy --only-keep-debug $< $(RP)/.debug/resolve_app_debuglink.debug
+	objcopy --strip-all --add-gnu-debuglink=$(RP)/.debug/resolve_app_debuglink.debug $< $@
 # Without DWARF but with the symbol table: names only, "FUNC() from MODULE".
 $(RP)/resolve_app_symtab: $(RP)/resolve_app_O0
 	objcopy --strip-debug $< $@

@@ -310,6 +310,12 @@ static void stripped_executable_uses_debug_file_found_by_build_id(void **state)
     check_single_site("resolve_app_stripped", "direct", "direct", "alloc_direct()", APP_SRC, &o);
 }
 
+static void stripped_executable_uses_debuglink_in_dot_debug(void **state)
+{
+    (void)state;
+    check_single_site("resolve_app_debuglink", "direct", "direct", "alloc_direct()", APP_SRC, NULL);
+}
+
 static void stripped_executable_without_debug_dir_is_from_module(void **state)
 {
     (void)state;
@@ -609,6 +615,7 @@ int main(void)
         cmocka_unit_test(symtab_only_site_gives_function_from_module),
         cmocka_unit_test(symtab_only_cxx_names_are_demangled),
         cmocka_unit_test(stripped_executable_uses_debug_file_found_by_build_id),
+        cmocka_unit_test(stripped_executable_uses_debuglink_in_dot_debug),
         cmocka_unit_test(stripped_executable_without_debug_dir_is_from_module),
         cmocka_unit_test(missing_file_is_replaced_by_debug_file_of_its_build_id),
         cmocka_unit_test(sysroot_prefixes_module_paths),
