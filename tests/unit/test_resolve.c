@@ -410,6 +410,25 @@ static void build_id_mismatch_warns_once_and_gives_module_only(void **state)
     at_maps_free(r.maps);
 }
 
+/* "## build-id:" after its map line still counts, if it comes before a frame needs the module. */
+static void build_id_set_after_the_map_is_checked(void **state)
+{
+    (void)state;
+    run r = run_program("resolve_app_O0");
+    at_map m = *at_maps_get(r.maps, 0);
+    m.build_id = NULL;
+    at_resolver *res = at_resolver_new(&(at_resolve_options){ .quiet = true });
+    at_stack_table *t = at_stacks_new();
+    at_resolver_add_map(res, &m);
+    at_resolver_set_build_id(res, m.path, "00112233445566778899aabbccddeeff00112233");
+    const at_stack *s = resolve_one(res, t, site_addr(&r, "direct"));
+    assert_string_equal(s->frames[0].text, "from " PROGRAMS "resolve_app_O0");
+    assert_int_equal(at_resolver_stats(res).warnings, 1);
+    at_stacks_free(t);
+    at_resolver_free(res);
+    at_maps_free(r.maps);
+}
+
 static void matching_build_id_resolves_without_warning(void **state)
 {
     (void)state;
@@ -493,6 +512,19 @@ static void address_outside_every_map_is_unknown(void **state)
     at_stacks_free(t);
     at_resolver_free(res);
     at_maps_free(maps);
+}
+
+static void empty_stack_stays_empty(void **state)
+{
+    (void)state;
+    at_resolver *res = at_resolver_new(NULL);
+    at_stack_table *t = at_stacks_new();
+    const at_stack *in = at_stacks_intern(t, NULL, 0);
+    const at_stack *s = at_resolver_resolve(res, t, in);
+    assert_ptr_equal(s, in);
+    assert_int_equal(s->nframes, 0);
+    at_stacks_free(t);
+    at_resolver_free(res);
 }
 
 static void frames_with_text_keep_it_unless_re_resolve(void **state)
@@ -620,10 +652,12 @@ int main(void)
         cmocka_unit_test(missing_file_is_replaced_by_debug_file_of_its_build_id),
         cmocka_unit_test(sysroot_prefixes_module_paths),
         cmocka_unit_test(build_id_mismatch_warns_once_and_gives_module_only),
+        cmocka_unit_test(build_id_set_after_the_map_is_checked),
         cmocka_unit_test(matching_build_id_resolves_without_warning),
         cmocka_unit_test(missing_file_warns_once_per_module),
         cmocka_unit_test(quiet_resolver_prints_no_warning),
         cmocka_unit_test(address_outside_every_map_is_unknown),
+        cmocka_unit_test(empty_stack_stays_empty),
         cmocka_unit_test(frames_with_text_keep_it_unless_re_resolve),
         cmocka_unit_test(re_resolve_replaces_an_earlier_inline_expansion),
         cmocka_unit_test(each_distinct_address_and_stack_is_resolved_once),
