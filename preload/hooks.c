@@ -171,7 +171,7 @@ static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size,
     e.nframes = at_unwind(frames, depth);
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
-    at_maps_check();
+    at_maps_check(frames, e.nframes);
     if (at_cfg.leaks_mode) {
         at_live_add(&e, at_next_index());
         return;
@@ -195,7 +195,7 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     };
     if (depth) {
         e.nframes = at_unwind(frames, depth);
-        at_maps_check();
+        at_maps_check(frames, e.nframes);
     }
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
@@ -242,12 +242,12 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
         at_next_index();
         if (q) {
             alloc.id = (uintptr_t)q;
-            at_maps_check();
+            at_maps_check(frames, nframes);
             at_live_add(&alloc, at_next_index());
         }
         return q;
     }
-    at_maps_check();
+    at_maps_check(frames, nframes);
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
     size_t len = at_format_body(buf, &rel);
     return at_commit_realloc(buf, len, &alloc, p, n, m, op);

@@ -107,7 +107,7 @@ void at_finish(void)
     at_guard = 1;
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
-            at_maps_check();
+            at_maps_refresh();
             at_live_write();
             at_writer_flush();
             at_state = AT_STATE_OFF;
@@ -338,7 +338,7 @@ __attribute__((constructor)) static void at_init(void)
         at_guard = 0;
         return;
     }
-    at_maps_check();
+    at_maps_refresh();
     at_enabled = at_cfg.start_enabled;
     install_signals();
     pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -5,9 +5,14 @@
  * the lowest PT_LOAD address for a non-PIE executable, which is loaded at
  * its link addresses), END the page-rounded end of its last segment.
  *
- * New objects are noticed through dl_iterate_phdr's dlpi_adds/dlpi_subs
- * counters, read before every record with a callback that stops at the
- * first object (one uncontended loader lock, no syscall). When they moved,
+ * Before a record, its frames are looked up in the ranges of the objects
+ * already written: a lock-free read (seqlock) of a small sorted array, no
+ * shared write, so threads do not contend. Only a frame outside every
+ * known object (a new object, or JIT code) leads to reading
+ * dl_iterate_phdr's dlpi_adds/dlpi_subs counters, with a callback that
+ * stops at the first object (one loader lock). dlclose is interposed to
+ * forget the ranges, so that an object loaded later into a freed range is
+ * noticed through the counters too. When the counters moved,
  * the whole list is scanned and objects not written yet (by path, base and
  * end) get their lines, appended before the record that triggered the look;
  * any record that can use a new object is captured after the loader counted
@@ -18,10 +23,12 @@
  * then the writer's. Nothing is allocated or locked inside the callbacks
  * except the line buffer, which uses the real allocator directly.
  */
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,6 +47,14 @@ static struct known known[2][MAX_KNOWN];
 static int nknown[2];
 static int kcur;
 static char exe_path[PATH_MAX];
+
+/* Known code ranges, sorted by start, published with a seqlock. */
+struct range {
+    uintptr_t lo, hi;
+};
+static struct range ranges[MAX_KNOWN];
+static int nranges;
+static _Atomic unsigned range_seq;
 static long page_size = 4096;
 
 /* The lines of one scan, grown with the real allocator. */
@@ -203,7 +218,79 @@ static int counts_cb(struct dl_phdr_info *info, size_t size, void *data)
     return 1;
 }
 
-void at_maps_check(void)
+static int by_lo(const void *a, const void *b)
+{
+    const struct range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Under maps_lock: publishes the ranges of known[kcur]. */
+static void publish_ranges(void)
+{
+    atomic_fetch_add_explicit(&range_seq, 1, memory_order_acq_rel);   /* odd: writing */
+    atomic_thread_fence(memory_order_release);
+    int n = 0;
+    for (int i = 0; i < nknown[kcur]; i++)
+        ranges[n++] = (struct range){ known[kcur][i].base, known[kcur][i].end };
+    qsort(ranges, (size_t)n, sizeof *ranges, by_lo);
+    nranges = n;
+    atomic_fetch_add_explicit(&range_seq, 1, memory_order_release);
+}
+
+/* The index of the known range holding a, or -1. */
+static int range_of(uintptr_t a, int n)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (ranges[mid].hi <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ranges[lo].lo <= a ? lo : -1;
+}
+
+static int frames_known(void *const *frames, int n)
+{
+    unsigned s1 = atomic_load_explicit(&range_seq, memory_order_acquire);
+    if (s1 & 1)
+        return 0;
+    int count = nranges;
+    uintptr_t last_lo = 1, last_hi = 0;   /* the object of the previous frame */
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        uintptr_t a = (uintptr_t)frames[i];
+        if (a >= last_lo && a < last_hi)
+            continue;
+        int k = range_of(a, count);
+        ok = k >= 0;
+        if (ok) {
+            last_lo = ranges[k].lo;
+            last_hi = ranges[k].hi;
+        }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    return ok && atomic_load_explicit(&range_seq, memory_order_relaxed) == s1;
+}
+
+void at_maps_invalidate(void)
+{
+    pthread_mutex_lock(&maps_lock);
+    atomic_fetch_add_explicit(&range_seq, 1, memory_order_acq_rel);
+    nranges = 0;
+    atomic_fetch_add_explicit(&range_seq, 1, memory_order_release);
+    pthread_mutex_unlock(&maps_lock);
+}
+
+void at_maps_check(void *const *frames, int n)
+{
+    if (n <= 0 || frames_known(frames, n))
+        return;
+    at_maps_refresh();
+}
+
+void at_maps_refresh(void)
 {
     struct counts c = { 0, 0 };
     dl_iterate_phdr(counts_cb, &c);
@@ -215,6 +302,7 @@ void at_maps_check(void)
     nknown[kcur ^ 1] = 0;
     dl_iterate_phdr(scan_cb, &s);
     kcur ^= 1;
+    publish_ranges();
     if (s.text.len)
         at_append_raw(s.text.p, s.text.len);
     at_real.free(s.text.p);
@@ -226,6 +314,7 @@ void at_maps_check(void)
 void at_maps_reset(void)
 {
     nknown[0] = nknown[1] = 0;
+    nranges = 0;
     atomic_store(&seen_adds, ~0ull);
     atomic_store(&seen_subs, ~0ull);
 }
@@ -238,4 +327,20 @@ void at_maps_fork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     maps_lock = fresh;
     at_maps_reset();
+}
+
+/* dlclose: after the real one, forget the ranges (see the top comment). */
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+    static int (*real_dlclose)(void *);
+    if (!real_dlclose)
+        real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    int rc = real_dlclose(handle);
+    if (at_state == AT_STATE_ACTIVE) {
+        int saved = at_guard;
+        at_guard = 1;
+        at_maps_invalidate();
+        at_guard = saved;
+    }
+    return rc;
 }

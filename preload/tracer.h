@@ -132,8 +132,14 @@ size_t at_fmt_hex(char *p, uint64_t v) AT_HIDDEN;
 
 /* ---- maps.c ------------------------------------------------------------ */
 void at_maps_init(void) AT_HIDDEN;
-/* Writes map lines of objects loaded since the last look; cheap when none. */
-void at_maps_check(void) AT_HIDDEN;
+/* Makes sure every frame has its map line in the file before the record:
+ * lock-free when all frames lie in known objects, else looks at the
+ * loader's counters and writes lines of new objects. */
+void at_maps_check(void *const *frames, int n) AT_HIDDEN;
+/* Writes map lines of objects loaded since the last look. */
+void at_maps_refresh(void) AT_HIDDEN;
+/* Forgets the known ranges (after dlclose a range may get a new object). */
+void at_maps_invalidate(void) AT_HIDDEN;
 /* Forgets what was written (a forked child starts a new file). */
 void at_maps_reset(void) AT_HIDDEN;
 void at_maps_fork_prepare(void) AT_HIDDEN;

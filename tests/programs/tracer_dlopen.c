@@ -1,7 +1,8 @@
 /*
  * tests/programs/tracer_dlopen.c: dlopen a library that allocates, free
- * the block, dlclose it. Usage: tracer_dlopen LIBRARY. Prints the block's
- * address as "dlib ADDRESS".
+ * the block, dlclose it; then the same with each further library given.
+ * Usage: tracer_dlopen LIBRARY... Prints the blocks' addresses as
+ * "dlibN ADDRESS" (N from 1).
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -11,15 +12,17 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    void *h = dlopen(argv[1], RTLD_NOW);
-    if (!h) {
-        fprintf(stderr, "%s\n", dlerror());
-        return 1;
+    for (int i = 1; i < argc; i++) {
+        void *h = dlopen(argv[i], RTLD_NOW);
+        if (!h) {
+            fprintf(stderr, "%s\n", dlerror());
+            return 1;
+        }
+        void *(*fn)(void) = (void *(*)(void))dlsym(h, "dlib_alloc");
+        void *p = fn();
+        printf("dlib%d %p\n", i, p);
+        free(p);
+        dlclose(h);
     }
-    void *(*fn)(void) = (void *(*)(void))dlsym(h, "dlib_alloc");
-    void *p = fn();
-    printf("dlib %p\n", p);
-    free(p);
-    dlclose(h);
     return 0;
 }
