@@ -266,13 +266,47 @@ static bool ends_with_newline(int fd)
     return size > 0 && pread(fd, &last, 1, size - 1) == 1 && last == '\n';
 }
 
+/* The value of `key` in the header line at the start of fd (a new
+ * string), or NULL. Read from the file because the leaks stage adds
+ * "leaks" to the in-memory header's filter. */
+static char *header_field(int fd, const char *key)
+{
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = '\0';
+    size_t klen = strlen(key);
+    for (char *p = buf; (p = strstr(p, key)); p += klen) {
+        if ((p == buf || p[-1] == ' ') && p[klen] == '=') {
+            char *v = p + klen + 1, *end = strstr(v, AT_HDR_FIELD_END);
+            return end ? strndup(v, (size_t)(end - v)) : strdup(v);
+        }
+    }
+    return NULL;
+}
+
+/* Whether the trace was written in leaks mode (its own header says so). */
+static bool leaks_mode(int fd)
+{
+    char *filter = header_field(fd, AT_HDR_FILTER);
+    bool yes = false;
+    for (char *w = filter ? strtok(filter, "|") : NULL; w; w = strtok(NULL, "|"))
+        yes |= strcmp(w, AT_FILTER_LEAKS) == 0;
+    free(filter);
+    return yes;
+}
+
 /* Why the trace is not whole, or NULL. */
 static char *completeness(int fd, const at_trace *t, const collector *c)
 {
     char *why = NULL;
     if (!t->header.present)
         return strdup("empty or unreadable trace (no header line): the process died at start?");
-    if (t->header.filter & AT_F_LEAKS) {
+    if (leaks_mode(fd)) {
         uint64_t blocks, bytes;
         if (!read_leak_summary(fd, &blocks, &bytes)) {
             why = strdup("truncated trace (no leak summary at its end): the process did not "
@@ -338,22 +372,12 @@ static int judge_trace(at_gate *g, const char *path, bool quiet)
  * unreadable header is judged: the gate then says what is wrong with it. */
 static bool wanted(const char *path, const regex_t *re)
 {
-    FILE *f = fopen(path, "r");
-    char *line = NULL;
-    size_t cap = 0;
-    bool yes = true;
-    if (f && getline(&line, &cap, f) > 0) {
-        char *p = strstr(line, AT_HDR_PROCESS "="), *end;
-        if (p && (p == line || p[-1] == ' ')) {
-            p += strlen(AT_HDR_PROCESS "=");
-            if ((end = strstr(p, AT_HDR_FIELD_END)) || (end = strchr(p, '\n')))
-                *end = '\0';
-            yes = regexec(re, p, 0, NULL, 0) == 0;
-        }
-    }
-    free(line);
-    if (f)
-        fclose(f);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *process = fd >= 0 ? header_field(fd, AT_HDR_PROCESS) : NULL;
+    bool yes = !process || regexec(re, process, 0, NULL, 0) == 0;
+    free(process);
+    if (fd >= 0)
+        close(fd);
     return yes;
 }
 
