@@ -267,13 +267,31 @@ static const char *base_name(const char *path)
     return slash && slash[1] ? slash + 1 : path;
 }
 
+/* The "file" of a function known only by its module: the module's path in
+ * brackets, like "[allocator]". Not the path itself: callgrind_annotate
+ * opens every file name that exists to annotate its lines, and an ELF
+ * object with only line 0 makes it warn. */
+static const char *module_file(builder *b, const char *module)
+{
+    if (strcmp(module, AT_UNKNOWN) == 0)
+        return module;
+    size_t n = strlen(module);
+    char *text = xcalloc(1, n + 3);
+    text[0] = '[';
+    memcpy(text + 1, module, n);
+    text[n + 1] = ']';
+    const char *kept = at_stacks_strdup(b->arena, text, n + 2);
+    free(text);
+    return kept;
+}
+
 /* An unresolved frame is named by its module and its offset in it (the
  * address the ELF file itself uses for PIE and shared objects). */
 static void frame_function(builder *b, const at_frame_info *fi, const char **name, const char **file)
 {
     if (strcmp(fi->function, AT_UNKNOWN) != 0) {
         *name = fi->function;
-        *file = strcmp(fi->file, AT_UNKNOWN) != 0 ? fi->file : fi->module;
+        *file = strcmp(fi->file, AT_UNKNOWN) != 0 ? fi->file : module_file(b, fi->module);
         return;
     }
     char buf[64];
@@ -295,7 +313,7 @@ static void frame_function(builder *b, const at_frame_info *fi, const char **nam
     }
     *name = at_stacks_strdup(b->arena, text, strlen(text));
     free(text);
-    *file = fi->module;
+    *file = module_file(b, fi->module);
 }
 
 /* Offset in the pools of the stack's frame functions and lines, computed
@@ -420,6 +438,24 @@ static char *sanitize(const char *s, bool function)
     return out;
 }
 
+/* What tells two same-named functions apart: the base name of their file,
+ * or of the module for "[MODULE]" ("[allocator]" gives "allocator"). */
+static char *file_label(const char *file)
+{
+    size_t n = strlen(file);
+    if (file[0] == '[' && n > 2 && file[n - 1] == ']') {
+        char *inner = xcalloc(1, n);
+        memcpy(inner, file + 1, n - 2);
+        const char *base = base_name(inner);
+        memmove(inner, base, strlen(base) + 1);
+        return inner;
+    }
+    const char *base = base_name(file);
+    char *label = xcalloc(1, strlen(base) + 1);
+    memcpy(label, base, strlen(base));
+    return label;
+}
+
 static const char *const reserved_names[] = { "{main}", "php::call_user_func",
                                               "php::call_user_func_array" };
 
@@ -492,7 +528,9 @@ static void assign_names(builder *b)
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         const char *file = p->funcs[f].file;
         bool clash = count[name_find(&all, base[f])] > 1 || reserved(base[f]);
-        char *name = clash ? concat(base[f], " [", base_name(file)) : concat(base[f], "", "");
+        char *label = file_label(file);
+        char *name = clash ? concat(base[f], " [", label) : concat(base[f], "", "");
+        free(label);
         if (clash) {
             char *t = concat(name, "]", "");
             free(name);

@@ -300,6 +300,63 @@ static void folded_and_report_go_to_stdout(void **state)
     h_cleanup();
 }
 
+/* A real trace: tests/programs/postproc_sites leaks 3 x 100 bytes from
+ * leak_three, 2000 from leak_big and 2 x 100 from leak_pair; resolved and
+ * exported, callgrind_annotate must agree with the trace's own leak
+ * summary and with the program. */
+static void a_real_resolved_trace_reads_back_in_callgrind_annotate(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/sites.trace", dir);
+    char *prog = h_path("build/tests/programs/postproc_sites");
+    const char *argv[] = { prog, NULL };
+    h_result r = h_trace(trace, argv, NULL);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    r = postproc(NULL, "-l", trace, NULL, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    char *summary = h_find_line(r.out, "^# [0-9]+ block\\(s\\) leaked with total size of [0-9]+ bytes$");
+    assert_non_null(summary);
+    long long blocks = 0, bytes = 0;
+    assert_int_equal(sscanf(summary, "# %lld block(s) leaked with total size of %lld", &blocks, &bytes), 2);
+    free(summary);
+    h_result_free(&r);
+
+    char *cg = h_fmt("%s/sites.cg", dir);
+    r = postproc(NULL, "-lr", "--format=callgrind", "-o", cg, trace);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    const char *aargv[] = { "callgrind_annotate", "--inclusive=yes", "--tree=both",
+                            "--threshold=100", cg, NULL };
+    h_result a = h_run(aargv, NULL, dir);
+    assert_int_equal(a.status, 0);
+    assert_string_equal(a.err, "");
+    assert_int_equal(annotate_value(a.out, "PROGRAM TOTALS", 0), bytes);
+    assert_int_equal(annotate_value(a.out, "PROGRAM TOTALS", 1), blocks);
+    char *src = h_path("tests/programs/postproc_sites.c");
+    const char *fns[] = { "leak_three", "leak_big", "leak_pair", "main" };
+    const long long want[][2] = { { 300, 3 }, { 2000, 1 }, { 200, 2 }, { 2500, 6 } };
+    for (int i = 0; i < 4; i++) {
+        char *name = h_fmt("%s:%s", src, fns[i]);
+        assert_int_equal(annotate_value(a.out, name, 0), want[i][0]);
+        assert_int_equal(annotate_value(a.out, name, 1), want[i][1]);
+        free(name);
+    }
+    h_result_free(&a);
+
+    r = postproc(NULL, "-lr", "--format", "folded", trace, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.out, ";main;leak_three;malloc 300$"), 1);
+    assert_int_equal(h_count_lines(r.out, ";main;leak_pair;calloc 200$"), 1);
+    h_result_free(&r);
+    free(src);
+    free(cg);
+    free(prog);
+    free(trace);
+    h_cleanup();
+}
+
 static void bad_export_options_are_one_line_errors(void **state)
 {
     (void)state;
@@ -327,6 +384,7 @@ int main(void)
         cmocka_unit_test(huge_costs_switch_both_files_to_kib),
         cmocka_unit_test(an_empty_trace_exports_no_allocations),
         cmocka_unit_test(folded_and_report_go_to_stdout),
+        cmocka_unit_test(a_real_resolved_trace_reads_back_in_callgrind_annotate),
         cmocka_unit_test(bad_export_options_are_one_line_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -353,7 +353,7 @@ static void unresolved_frames_are_named_by_module_and_offset(void **state)
     char *folded = folded_text(p, AT_COST_BLOCKS);
     assert_string_equal(folded, "0x50;run;libx.so.1+0x123;malloc 1\n");
     char *text = callgrind_text(p, &alloc_meta);
-    assert_non_null(strstr(text, "fl=(2) /usr/lib/libx.so.1\nfn=(2) libx.so.1+0x123\n0 0 0\n"));
+    assert_non_null(strstr(text, "fl=(2) [/usr/lib/libx.so.1]\nfn=(2) libx.so.1+0x123\n0 0 0\n"));
     assert_non_null(strstr(text, "fn=(3) run\n"));
     assert_non_null(strstr(text, "fl=(3) ??\nfn=(4) 0x50\n"));
     free(text);
