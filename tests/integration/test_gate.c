@@ -381,6 +381,19 @@ static void generated_suppressions_silence_the_run_when_fed_back(void **state)
     free(l2);
 }
 
+static void launcher_check_mode_is_the_gate(void **state)
+{
+    (void)state;
+    char *launcher = h_path("scripts/alloctrace"), *prog = PROG("gate_leaky");
+    const char *argv[] = { launcher, "--check", "--", prog, "buf=2", NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 1);
+    has(r.err, "SUMMARY: alloctrace: 1024 byte(s) leaked in 2 allocation(s).\n");
+    h_result_free(&r);
+    free(launcher);
+    free(prog);
+}
+
 static void usage_errors_exit_2(void **state)
 {
     (void)state;
@@ -434,6 +447,7 @@ int main(void)
         T(program_error_is_reported_and_fails_when_asked),
         T(leak_exitcode_and_max_groups),
         T(generated_suppressions_silence_the_run_when_fed_back),
+        T(launcher_check_mode_is_the_gate),
         T(usage_errors_exit_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
