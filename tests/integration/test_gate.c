@@ -394,6 +394,24 @@ static void launcher_check_mode_is_the_gate(void **state)
     free(prog);
 }
 
+static void trace_dir_keeps_the_traces_and_must_be_empty(void **state)
+{
+    (void)state;
+    char *dir = h_fmt("%s/traces", h_tmpdir());
+    h_result r = check("--trace-dir", dir, "--", PROG("gate_leaky"), "buf=1");
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    r = h_sh("ls '%s'", dir);
+    assert_int_equal(h_count_lines(r.out, "^trace\\.[0-9]+\\.txt$"), 1);
+    assert_int_equal(h_count_lines(r.out, "."), 1);
+    h_result_free(&r);
+    r = check("--trace-dir", dir, "--", PROG("gate_clean"));
+    assert_int_equal(r.status, 2);
+    has(r.err, "is not empty");
+    h_result_free(&r);
+    free(dir);
+}
+
 static void usage_errors_exit_2(void **state)
 {
     (void)state;
@@ -447,6 +465,7 @@ int main(void)
         T(program_error_is_reported_and_fails_when_asked),
         T(leak_exitcode_and_max_groups),
         T(generated_suppressions_silence_the_run_when_fed_back),
+        T(trace_dir_keeps_the_traces_and_must_be_empty),
         T(launcher_check_mode_is_the_gate),
         T(usage_errors_exit_2),
     };
