@@ -13,10 +13,12 @@
  */
 #include "resolve.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <alloctrace/format.h>
@@ -138,23 +140,34 @@ static char *debuginfo_path(const at_resolver *r, size_t ngiven)
     return s;
 }
 
+/* A directory option libdwfl can use: an existing directory without ':'
+ * (the separator of its search path). */
+static bool usable_dir(const char *option, const char *dir)
+{
+    struct stat st;
+    if (strchr(dir, ':')) {
+        fprintf(stderr, "alloctrace-postproc: %s %s: a directory name with ':' is not supported\n",
+                option, dir);
+        return false;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "alloctrace-postproc: %s %s: %s\n", option, dir,
+                stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+        return false;
+    }
+    return true;
+}
+
 at_resolver *at_resolver_new(const at_resolve_options *opts)
 {
     at_resolve_options none = { 0 };
     if (!opts)
         opts = &none;
-    for (size_t i = 0; i < opts->ndebug_dirs; i++) {
-        if (strchr(opts->debug_dirs[i], ':')) {
-            fprintf(stderr, "alloctrace-postproc: --debug-dir %s: a directory name with ':' is not "
-                            "supported\n", opts->debug_dirs[i]);
+    for (size_t i = 0; i < opts->ndebug_dirs; i++)
+        if (!usable_dir("--debug-dir", opts->debug_dirs[i]))
             return NULL;
-        }
-    }
-    if (opts->sysroot && strchr(opts->sysroot, ':')) {
-        fprintf(stderr, "alloctrace-postproc: --sysroot %s: a directory name with ':' is not "
-                        "supported\n", opts->sysroot);
+    if (opts->sysroot && !usable_dir("--sysroot", opts->sysroot))
         return NULL;
-    }
     at_resolver *r = xrealloc(NULL, sizeof *r);
     *r = (at_resolver){ .re_resolve = opts->re_resolve, .quiet = opts->quiet };
     for (size_t i = 0; i < opts->ndebug_dirs; i++)

@@ -37,8 +37,9 @@ typedef struct at_resolve_options {
 } at_resolve_options;
 
 /* A resolver, or NULL after printing "alloctrace-postproc: ..." when the
- * options cannot be used (a debug directory containing ':', which libdw's
- * search path cannot express). The options are copied. */
+ * options cannot be used (a --debug-dir or --sysroot that is no directory,
+ * or whose name has a ':', which libdw's search path cannot express). The
+ * options are copied. */
 at_resolver *at_resolver_new(const at_resolve_options *opts);
 
 /* One map line, as it is read: path, load base, end and build id are

@@ -631,6 +631,19 @@ static void debug_dir_with_colon_is_refused(void **state)
     free(err);
 }
 
+static void missing_debug_dir_is_refused(void **state)
+{
+    (void)state;
+    const char *dirs[] = { "/nonexistent/debug" };
+    at_resolve_options o = { .debug_dirs = dirs, .ndebug_dirs = 1 };
+    capture c = capture_stderr();
+    at_resolver *res = at_resolver_new(&o);
+    char *err = end_capture(&c);
+    assert_null(res);
+    assert_string_equal(err, "alloctrace-postproc: --debug-dir /nonexistent/debug: No such file or directory\n");
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -663,6 +676,7 @@ int main(void)
         cmocka_unit_test(each_distinct_address_and_stack_is_resolved_once),
         cmocka_unit_test(later_map_over_same_range_replaces_earlier),
         cmocka_unit_test(debug_dir_with_colon_is_refused),
+        cmocka_unit_test(missing_debug_dir_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
