@@ -5,9 +5,13 @@
  *
  * Blocks live in 64 open-addressing hash tables, chosen by the address's
  * hash, each behind its own lock, so two threads rarely meet. Backtraces
- * are interned (one copy per distinct stack, in 16 locked tables with
+ * are interned (one copy per distinct stack, in 16 tables with
  * bump-allocated nodes that are never freed): a test suite allocates from
  * few call sites many times, so this is what keeps leaks mode small.
+ * Threads allocating from the same call site hit the same stack, so its
+ * lookup takes no lock: nodes are never freed and are published with a
+ * release store, old bucket arrays are kept; a reader that races with a
+ * rehash can only miss, and a miss is re-checked under the lock.
  * Everything uses the real allocator or mmap, never the hooks.
  */
 #include <pthread.h>
@@ -17,11 +21,23 @@
 
 #include "tracer.h"
 
+/* An interned call site: the frames and what else all its calls share. */
 struct at_stack {
     struct at_stack *next;
     uint64_t hash;
-    uint32_t n;
+    uint64_t alignment;
+    uint32_t ctx;
+    uint16_t fn;
+    uint16_t n;
     void *frames[];
+};
+
+struct site_key {
+    void *const *frames;
+    int n;
+    uint32_t ctx;
+    uint16_t fn;
+    uint64_t alignment;
 };
 
 #define STRIPES 64
@@ -34,10 +50,15 @@ struct stripe {
     size_t cap, count;
 } __attribute__((aligned(64)));
 
+struct buckets {
+    size_t n;
+    struct at_stack *slot[];
+};
+
 struct stack_stripe {
     pthread_mutex_t lock;
-    struct at_stack **buckets;
-    size_t nbuckets, count;
+    struct buckets *table;   /* published with release stores */
+    size_t count;
     char *chunk;
     size_t chunk_used;
 } __attribute__((aligned(64)));
@@ -81,52 +102,73 @@ static void *bump(struct stack_stripe *s, size_t n)
     return p;
 }
 
+/* Under the stripe lock. The old array is not freed: lock-free readers
+ * may still be walking it. */
 static int grow_buckets(struct stack_stripe *s)
 {
-    size_t n = s->nbuckets ? s->nbuckets * 2 : 1024;
-    struct at_stack **b = at_real.calloc(n, sizeof *b);
+    struct buckets *old = s->table;
+    size_t n = old ? old->n * 2 : 1024;
+    struct buckets *b = at_real.calloc(1, sizeof *b + n * sizeof(struct at_stack *));
     if (!b)
         return -1;
-    for (size_t i = 0; i < s->nbuckets; i++)
-        for (struct at_stack *e = s->buckets[i], *next; e; e = next) {
+    b->n = n;
+    for (size_t i = 0; old && i < old->n; i++)
+        for (struct at_stack *e = old->slot[i], *next; e; e = next) {
             next = e->next;
-            e->next = b[e->hash & (n - 1)];
-            b[e->hash & (n - 1)] = e;
+            __atomic_store_n(&e->next, b->slot[e->hash & (n - 1)], __ATOMIC_RELEASE);
+            b->slot[e->hash & (n - 1)] = e;
         }
-    at_real.free(s->buckets);
-    s->buckets = b;
-    s->nbuckets = n;
+    __atomic_store_n(&s->table, b, __ATOMIC_RELEASE);
     return 0;
 }
 
-static const struct at_stack *intern(void *const *frames, int n)
+static int same_site(const struct at_stack *e, uint64_t h, const struct site_key *k)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
-    for (int i = 0; i < n; i++)
-        h = mix(h ^ (uintptr_t)frames[i]);
+    return e->hash == h && e->n == (uint16_t)k->n && e->ctx == k->ctx && e->fn == k->fn &&
+           e->alignment == k->alignment &&
+           memcmp(e->frames, k->frames, (size_t)k->n * sizeof(void *)) == 0;
+}
+
+static const struct at_stack *lookup(const struct buckets *b, uint64_t h, const struct site_key *k)
+{
+    if (!b)
+        return NULL;
+    for (struct at_stack *e = __atomic_load_n(&b->slot[h & (b->n - 1)], __ATOMIC_ACQUIRE); e;
+         e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
+        if (same_site(e, h, k))
+            return e;
+    return NULL;
+}
+
+static const struct at_stack *intern(const struct site_key *k)
+{
+    uint64_t h = mix(0x9e3779b97f4a7c15ull ^ (uint64_t)k->n ^ ((uint64_t)k->ctx << 32) ^
+                     ((uint64_t)k->fn << 16) ^ k->alignment);
+    for (int i = 0; i < k->n; i++)
+        h = mix(h ^ (uintptr_t)k->frames[i]);
     struct stack_stripe *s = &stacks[h >> 60];
-    size_t bytes = (size_t)n * sizeof(void *);
-    const struct at_stack *found = NULL;
+    const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, k);
+    if (found)
+        return found;
+    size_t bytes = (size_t)k->n * sizeof(void *);
     pthread_mutex_lock(&s->lock);
-    if (s->nbuckets || grow_buckets(s) == 0) {
-        for (struct at_stack *e = s->buckets[h & (s->nbuckets - 1)]; e; e = e->next)
-            if (e->hash == h && e->n == (uint32_t)n && memcmp(e->frames, frames, bytes) == 0) {
-                found = e;
-                break;
-            }
-        if (!found) {
-            if (s->count >= s->nbuckets)
-                grow_buckets(s);
-            struct at_stack *e = bump(s, sizeof *e + bytes);
-            if (e) {
-                e->hash = h;
-                e->n = (uint32_t)n;
-                memcpy(e->frames, frames, bytes);
-                e->next = s->buckets[h & (s->nbuckets - 1)];
-                s->buckets[h & (s->nbuckets - 1)] = e;
-                s->count++;
-                found = e;
-            }
+    found = lookup(s->table, h, k);
+    if (!found && (s->table || grow_buckets(s) == 0)) {
+        if (s->count >= s->table->n)
+            grow_buckets(s);
+        struct at_stack *e = bump(s, sizeof *e + bytes);
+        if (e) {
+            struct buckets *b = s->table;
+            e->hash = h;
+            e->n = (uint16_t)k->n;
+            e->ctx = k->ctx;
+            e->fn = k->fn;
+            e->alignment = k->alignment;
+            memcpy(e->frames, k->frames, bytes);
+            e->next = b->slot[h & (b->n - 1)];
+            __atomic_store_n(&b->slot[h & (b->n - 1)], e, __ATOMIC_RELEASE);
+            s->count++;
+            found = e;
         }
     }
     pthread_mutex_unlock(&s->lock);
@@ -183,10 +225,9 @@ static void put_block(const struct at_live_block *b)
 
 void at_live_add(const struct at_event *e, uint64_t index)
 {
+    struct site_key k = { e->frames, e->nframes, e->ctx, (uint16_t)e->fn, e->alignment };
     struct at_live_block b = {
-        .id = e->id, .index = index, .size = e->size, .alignment = e->alignment,
-        .time_us = e->time_us, .stack = intern(e->frames, e->nframes), .ctx = e->ctx,
-        .fn = (uint32_t)e->fn,
+        .id = e->id, .index = index, .size = e->size, .time_us = e->time_us, .stack = intern(&k),
     };
     put_block(&b);
 }
@@ -245,7 +286,7 @@ void at_live_write(void)
         total += stripes[i].count;
     }
     struct at_live_block *all = total ? at_real.malloc(total * sizeof *all) : NULL;
-    size_t n = 0;
+    size_t n = 0, written = 0;
     uint64_t bytes = 0;
     for (int i = 0; i < STRIPES; i++) {
         for (size_t k = 0; all && k < stripes[i].cap; k++)
@@ -257,21 +298,23 @@ void at_live_write(void)
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
     for (size_t i = 0; i < n; i++) {
         const struct at_live_block *b = &all[i];
+        const struct at_stack *st = b->stack;
+        if (!st)
+            continue;   /* interning failed (no memory): nothing to write */
         struct at_event e = {
-            .fn = (enum at_fn)b->fn, .size = b->size, .id = b->id, .alignment = b->alignment,
-            .ctx = b->ctx, .time_us = b->time_us,
-            .frames = b->stack ? (void **)b->stack->frames : NULL,
-            .nframes = b->stack ? (int)b->stack->n : 0,
+            .fn = (enum at_fn)st->fn, .size = b->size, .id = b->id, .alignment = st->alignment,
+            .ctx = st->ctx, .time_us = b->time_us, .frames = (void **)st->frames, .nframes = st->n,
         };
         at_commit_indexed(b->index, buf, at_format_body(buf, &e));
         bytes += b->size;
+        written++;
     }
     at_real.free(all);
     char s[256], *p = s;
     const char l1[] = "# Resource - " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC "):\n# ";
     memcpy(p, l1, sizeof l1 - 1);
     p += sizeof l1 - 1;
-    p += at_fmt_dec(p, n);
+    p += at_fmt_dec(p, written);
     const char l2[] = " block(s) leaked with total size of ";
     memcpy(p, l2, sizeof l2 - 1);
     p += sizeof l2 - 1;

@@ -148,15 +148,14 @@ void at_maps_fork_child(void) AT_HIDDEN;
 
 /* ---- live.c (leaks mode) ----------------------------------------------- */
 struct at_stack;
+/* 40 bytes: what a call site shares (frames, function, contexts,
+ * alignment) is interned in the stack, so the table stays small. */
 struct at_live_block {
     uintptr_t id;
     uint64_t index;
     uint64_t size;
-    uint64_t alignment;
     uint64_t time_us;
-    const struct at_stack *stack;   /* interned frames */
-    uint32_t ctx;
-    uint32_t fn;
+    const struct at_stack *stack;   /* interned site */
 };
 int at_live_init(void) AT_HIDDEN;
 void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
