@@ -1,11 +1,16 @@
 /*
  * postproc/resolve_stage.c: the resolver in the chain of stages.
  *
- * Map lines are handed to the resolver when the next call (or group, or
- * the end) comes, not when they pass: a "## build-id:" comment may follow
- * its map line, and the reader records it in the trace's map table, so by
- * the time a backtrace can use a map its build id is known. Maps are taken
- * from the table by index because the table may move its entries.
+ * Map lines are handed to the resolver when the next call (or group)
+ * comes, not when they pass: a "## build-id:" comment may follow its map
+ * line, and the reader records it in the trace's map table, so by the time
+ * a backtrace can use a map its build id is known. Which maps a call may
+ * use is counted from the map records that passed before it (their seq),
+ * not from the table, which already holds every map of the trace when an
+ * earlier stage (leaks) held the calls back to the end: a library unloaded
+ * and replaced by another over the same range must still resolve the calls
+ * made before the replacement. Maps are read from the table by index
+ * (seq) because the table may move its entries.
  */
 #include "resolve_stage.h"
 
@@ -16,13 +21,16 @@ typedef struct resolve_stage {
     at_trace *t;
     at_resolver *r;
     size_t maps_given; /* maps of t->maps handed to the resolver so far */
+    size_t maps_seen;  /* maps whose record has passed: seq + 1 of the last */
 } resolve_stage;
 
 static void sync_maps(resolve_stage *s)
 {
-    size_t n = at_maps_count(s->t->maps);
-    for (; s->maps_given < n; s->maps_given++)
-        at_resolver_add_map(s->r, at_maps_get(s->t->maps, s->maps_given));
+    for (; s->maps_given < s->maps_seen; s->maps_given++) {
+        const at_map *m = at_maps_get(s->t->maps, s->maps_given);
+        if (m)
+            at_resolver_add_map(s->r, m);
+    }
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -53,6 +61,11 @@ static void put(at_stage *self, const at_record *r)
         at_stage_put(self->next, &rec);
         return;
     }
+    case AT_REC_MAP:
+        if (r->u.map->seq + 1 > s->maps_seen)
+            s->maps_seen = r->u.map->seq + 1;
+        at_stage_put(self->next, r);
+        return;
     default:
         at_stage_put(self->next, r);
         return;

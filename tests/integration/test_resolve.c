@@ -320,6 +320,37 @@ static void resolved_trace_keeps_text_unless_re_resolve(void **state)
     free(exe);
 }
 
+/* dlclose, then another object over the same range: calls before the new
+ * map line resolve in the old object, also when -l held them to the end. */
+static void replaced_map_resolves_earlier_calls_in_old_object(void **state)
+{
+    (void)state;
+    char *trace = h_fmt("%s/replaced.trace", h_tmpdir());
+    FILE *f = fopen(trace, "w");
+    assert_non_null(f);
+    fputs("version=2.0, arch=x86_64, timestamp=2026.11.22 10:00:00, process=x, pid=1, \n"
+          "<1> : memory (memory allocation in bytes)\n"
+          ": /nonexistent/old.so => 0x7f0000000000-0x7f0000100000\n"
+          "1. malloc(8) = 0x1000\n\t0x7f0000001234\n\n"
+          ": /nonexistent/new.so => 0x7f0000000000-0x7f0000100000\n"
+          "2. malloc(16) = 0x2000\n\t0x7f0000001234\n\n",
+          f);
+    fclose(f);
+    const char *runs[] = { "-r", "-lr" };
+    for (int i = 0; i < 2; i++) {
+        h_result r = postproc(runs[i], "-q", NULL, trace);
+        assert_int_equal(r.status, 0);
+        char *first = h_find_line(r.out, "^\t0x7f0000001234 ");
+        assert_non_null(first);
+        assert_string_equal(first, "\t0x7f0000001234 from /nonexistent/old.so");
+        assert_int_equal(count_frames(r.out, "from /nonexistent/old.so"), 1);
+        assert_int_equal(count_frames(r.out, "from /nonexistent/new.so"), 1);
+        free(first);
+        h_result_free(&r);
+    }
+    free(trace);
+}
+
 static void debug_dir_without_resolve_is_a_usage_error(void **state)
 {
     (void)state;
@@ -341,6 +372,7 @@ int main(void)
         cmocka_unit_test_teardown(deleted_library_warns_once, teardown),
         cmocka_unit_test_teardown(resolve_works_with_leaks_and_compress, teardown),
         cmocka_unit_test_teardown(resolved_trace_keeps_text_unless_re_resolve, teardown),
+        cmocka_unit_test_teardown(replaced_map_resolves_earlier_calls_in_old_object, teardown),
         cmocka_unit_test_teardown(debug_dir_without_resolve_is_a_usage_error, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
