@@ -23,6 +23,7 @@ typedef struct at_felem {
     char *text;            /* literal, or the regex's source */
     size_t len;            /* of text */
     pcre2_code *re;        /* AT_EL_REGEX */
+    bool jit;              /* re was JIT-compiled: match on the fast path */
     bool dir;              /* literal ending in '/': a run of whole directories */
     uint32_t line_lo;      /* callstack: line spec, 0..AT_LINE_ANY_HI when none */
     uint32_t line_hi;

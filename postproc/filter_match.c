@@ -21,7 +21,9 @@
 
 static bool regex_search(at_filter_set *s, const at_felem *e, const char *subject)
 {
-    int rc = pcre2_match(e->re, (PCRE2_SPTR)subject, strlen(subject), 0, 0, s->md, NULL);
+    size_t len = strlen(subject);
+    int rc = e->jit ? pcre2_jit_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, NULL)
+                    : pcre2_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, NULL);
     /* 0 means a match whose ovector did not fit: still a match. Errors
      * (match limits) count as no match. */
     return rc >= 0;
@@ -37,8 +39,10 @@ static bool path_matches(const at_felem *e, const char *path)
     if (e->dir) {
         if (e->text[0] == '/')
             return n > e->len && memcmp(path, e->text, e->len) == 0;
-        for (const char *p = path; (p = memmem(p, n - (size_t)(p - path), e->text, e->len)) != NULL; p++)
-            if ((p == path || p[-1] == '/') && p[e->len] != '\0')
+        /* Try each component start (paths have few): cheaper than memmem. */
+        for (size_t i = 0; i + e->len < n; i++)
+            if ((i == 0 || path[i - 1] == '/') && path[i] == e->text[0] &&
+                memcmp(path + i, e->text, e->len) == 0)
                 return true;
         return false;
     }
@@ -73,10 +77,12 @@ static size_t name_without_params(const char *fn, size_t n)
 static bool function_matches(const at_felem *e, const char *fn)
 {
     size_t n = strlen(fn);
-    if (n == e->len && memcmp(fn, e->text, n) == 0)
-        return true;
-    size_t base = name_without_params(fn, n);
-    return base < n && base == e->len && memcmp(fn, e->text, base) == 0;
+    if (n == e->len)
+        return memcmp(fn, e->text, n) == 0;
+    /* Without its parameter list the name is the literal only if the
+     * list's '(' comes right after it. */
+    return n > e->len && fn[e->len] == '(' && memcmp(fn, e->text, e->len) == 0 &&
+           name_without_params(fn, n) == e->len;
 }
 
 static bool elem_matches(at_filter_set *s, at_fkind kind, const at_felem *e, const at_frame_info *f)
@@ -122,6 +128,12 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
     }
     memset(prev, 0, (n + 1) * sizeof *prev);
     prev[0] = true;
+    /* Elements [tail, nelems) are all wildcards: once the last other
+     * element fits anywhere, they take the rest and the list matches. */
+    size_t tail = sub->nelems;
+    while (tail > 0 && sub->elems[tail - 1].type == AT_EL_WILD)
+        tail--;
+    bool early = tail > 0 && tail < sub->nelems;
     for (size_t i = 0; i < sub->nelems; i++) {
         const at_felem *e = &sub->elems[i];
         bool any = false;
@@ -135,6 +147,10 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
             for (size_t j = 1; j <= n; j++) {
                 cur[j] = prev[j - 1] && elem_matches(s, sub->kind, e, &frames[n - j]);
                 any |= cur[j];
+                if (any && early && i + 1 == tail) {
+                    free(heap);
+                    return true;
+                }
             }
         }
         bool *t = prev;

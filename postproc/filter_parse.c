@@ -251,7 +251,7 @@ static bool parse_regex(parser *ps, at_felem *e)
         return fail(ps, src + offset, "invalid regex: %s (at offset %zu)", (const char *)msg, (size_t)offset);
     }
     /* JIT when the platform has it; the interpreter is the fallback. */
-    (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+    e->jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     e->type = AT_EL_REGEX;
     e->re = re;
     e->text = xstrndup(ps->p + src, len);

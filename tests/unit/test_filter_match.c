@@ -297,6 +297,8 @@ static void function_literal_matches_without_parameter_list(void **state)
     assert_false(match_fns("functions contains [ Foo::bar ]", FNS("ns::Foo::bar(int) const")));
     assert_false(match_fns("functions contains [ ns::Foo::ba ]", FNS("ns::Foo::bar(int)")));
     assert_false(match_fns("functions contains [ xmalloc ]", FNS("xmalloc_impl")));
+    assert_true(match_fns("functions contains [ f(a) ]", FNS("f(a)(b)")));
+    assert_false(match_fns("functions contains [ f ]", FNS("f(a)(b)")));
 }
 
 static void regex_is_searched_unanchored(void **state)
@@ -327,6 +329,15 @@ static void wildcard_spellings_are_equivalent(void **state)
     assert_true(match_fns("functions contains [ ** f ** ]", FNS("a", "f", "b")));
     assert_true(match_fns("functions contains [ ... f ... ]", FNS("a", "f", "b")));
     assert_false(match_fns("functions contains [ ** g ** ]", FNS("a", "f", "b")));
+}
+
+static void wildcard_must_be_a_token_of_its_own(void **state)
+{
+    (void)state;
+    /* "...**..." and "...x" are literals, matched as names. */
+    assert_false(match_fns("functions contains [ ...**... ]", FNS("main")));
+    assert_true(match_fns("functions contains [ ...**... ]", FNS("...**...")));
+    assert_false(match_fns("functions contains [ ...x ]", FNS("x")));
 }
 
 /* ---- section 4: matching --------------------------------------------------- */
@@ -570,6 +581,7 @@ int main(void)
         cmocka_unit_test(regex_is_searched_unanchored),
         cmocka_unit_test(regex_ends_at_first_quote_hash_before_a_delimiter),
         cmocka_unit_test(wildcard_spellings_are_equivalent),
+        cmocka_unit_test(wildcard_must_be_a_token_of_its_own),
         cmocka_unit_test(recursion_does_not_hide_a_match),
         cmocka_unit_test(leading_wildcard_tests_only_the_last_frames),
         cmocka_unit_test(plain_list_is_anchored_at_both_ends),
