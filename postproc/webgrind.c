@@ -69,9 +69,12 @@ static void buf_put(buf *b, const void *p, size_t n)
 
 /* ---- the model webgrind builds ---------------------------------------------- */
 
+/* Numbers are kept as PHP keeps them (64-bit) but summed modulo 2^64, so
+ * that nonsense input cannot overflow a signed type. */
 typedef struct wcall {
     char key[48];      /* decimal number and line, concatenated */
-    int64_t nr, line, count, cost;
+    int64_t nr, line;
+    uint64_t count, cost;
 } wcall;
 
 typedef struct wlist {
@@ -81,7 +84,8 @@ typedef struct wlist {
 
 typedef struct wfunc {
     char *name, *file;
-    int64_t line, invocations, self, inclusive;
+    int64_t line;
+    uint64_t invocations, self, inclusive;
     wlist called_from, sub_calls;
 } wfunc;
 
@@ -261,7 +265,7 @@ static int read_costs(prep *w, int64_t *lnr, int64_t *cost)
         uint64_t x = 0;
         while (p < end && *p >= '0' && *p <= '9')
             x = x * 10 + (uint64_t)(*p++ - '0');
-        v[k] = neg ? -(int64_t)x : (int64_t)x;
+        v[k] = (int64_t)(neg ? 0 - x : x);
     }
     *lnr = v[0];
     *cost = v[1];
@@ -298,13 +302,13 @@ static int function_block(prep *w, const char *line, size_t len)
         trim(&f, &fl);
         w->funcs[w->nfuncs++] = (wfunc){ .name = (char *)name,
                                          .file = (char *)uncompress(w, f + 3, fl - 3, 1),
-                                         .line = lnr, .invocations = 1, .self = cost,
-                                         .inclusive = cost };
+                                         .line = lnr, .invocations = 1, .self = (uint64_t)cost,
+                                         .inclusive = (uint64_t)cost };
     } else {
         wfunc *fn = &w->funcs[s->value];
         fn->invocations++;
-        fn->self += cost;
-        fn->inclusive += cost;
+        fn->self += (uint64_t)cost;
+        fn->inclusive += (uint64_t)cost;
     }
     w->current = s->value;
     return 0;
@@ -326,7 +330,7 @@ static void add_call(prep *w, wlist *list, uint32_t owner, int64_t nr, int64_t l
         memcpy(c->key, key, sizeof key);
     }
     list->items[s->value].count++;
-    list->items[s->value].cost += cost;
+    list->items[s->value].cost += (uint64_t)cost;
 }
 
 static int call_record(prep *w, const char *line, size_t len)
@@ -346,7 +350,7 @@ static int call_record(prep *w, const char *line, size_t len)
     if (s->value == UINT32_MAX)
         return fail(w, "call to a function whose block comes later");
     uint32_t called = s->value, caller = (uint32_t)w->current;
-    w->funcs[caller].inclusive += cost;
+    w->funcs[caller].inclusive += (uint64_t)cost;
     add_call(w, &w->funcs[called].called_from, 2 * called, caller, lnr, cost);
     add_call(w, &w->funcs[caller].sub_calls, 2 * caller + 1, called, lnr, cost);
     return 0;
@@ -372,11 +376,12 @@ static int read_all(prep *w)
 
 /* ---- the writer ---------------------------------------------------------------- */
 
-static void put32(buf *b, int64_t v, uint64_t *max)
+/* pack('V'): the low 32 bits. max tracks the largest positive number. */
+static void put32(buf *b, uint64_t v, uint64_t *max)
 {
-    if (v > 0 && (uint64_t)v > *max)
-        *max = (uint64_t)v;
-    uint32_t x = (uint32_t)(uint64_t)v;
+    if ((int64_t)v > 0 && v > *max)
+        *max = v;
+    uint32_t x = (uint32_t)v;
     unsigned char le[4] = { (unsigned char)x, (unsigned char)(x >> 8), (unsigned char)(x >> 16),
                             (unsigned char)(x >> 24) };
     buf_put(b, le, 4);
@@ -393,8 +398,8 @@ static void set32(buf *b, size_t at, uint32_t x)
 static void put_calls(buf *b, const wlist *l, uint64_t *max)
 {
     for (size_t i = 0; i < l->n; i++) {
-        put32(b, l->items[i].nr, max);
-        put32(b, l->items[i].line, max);
+        put32(b, (uint64_t)l->items[i].nr, max);
+        put32(b, (uint64_t)l->items[i].line, max);
         put32(b, l->items[i].count, max);
         put32(b, l->items[i].cost, max);
     }
@@ -404,19 +409,19 @@ static void write_all(const prep *w, buf *b, uint64_t *max)
 {
     put32(b, 7, max);
     put32(b, 0, max);
-    put32(b, (int64_t)w->nfuncs, max);
+    put32(b, w->nfuncs, max);
     size_t table = b->len;
     for (size_t i = 0; i < w->nfuncs; i++)
         put32(b, 0, max);
     for (size_t i = 0; i < w->nfuncs; i++) {
         const wfunc *f = &w->funcs[i];
         set32(b, table + 4 * i, (uint32_t)b->len);
-        put32(b, f->line, max);
+        put32(b, (uint64_t)f->line, max);
         put32(b, f->self, max);
         put32(b, f->inclusive, max);
         put32(b, f->invocations, max);
-        put32(b, (int64_t)f->called_from.n, max);
-        put32(b, (int64_t)f->sub_calls.n, max);
+        put32(b, f->called_from.n, max);
+        put32(b, f->sub_calls.n, max);
         put_calls(b, &f->called_from, max);
         put_calls(b, &f->sub_calls, max);
         buf_put(b, f->file, strlen(f->file));

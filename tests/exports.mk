@@ -3,3 +3,4 @@ UNIT_TESTS += tests/unit/test_export.c
 INTEGRATION_TESTS += tests/integration/test_export.c
 # The real-trace test traces the post-processor's own sites program.
 TEST_DEPS += postproc/alloctrace-postproc preload/liballoctrace.so $(B)/tests/programs/postproc_sites
+FUZZ_TARGETS += tests/fuzz/fuzz_export.c
