@@ -345,6 +345,17 @@ static void a_real_resolved_trace_reads_back_in_callgrind_annotate(void **state)
     }
     h_result_free(&a);
 
+    /* compressed groups give the same profile as the calls one by one */
+    char *cg2 = h_fmt("%s/sites-c.cg", dir);
+    r = postproc(NULL, "-lcr", "--format=callgrind", "-o", cg2, trace);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    char *one = h_read_file(cg, NULL), *two = h_read_file(cg2, NULL);
+    assert_string_equal(one, two);
+    free(one);
+    free(two);
+    free(cg2);
+
     r = postproc(NULL, "-lr", "--format", "folded", trace, NULL);
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.out, ";main;leak_three;malloc 300$"), 1);
