@@ -236,6 +236,44 @@ static void test_dlopen_map_line_precedes_first_use(void **state)
     h_cleanup();
 }
 
+static void test_start_disabled_and_toggle_signal(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "toggle", NULL };
+    const char *env[] = { "ALLOCTRACE_START=disabled", "ALLOCTRACE_TOGGLE_SIGNAL=SIGUSR2", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_int_equal(count_allocs(&t, 777), 0);
+    assert_int_equal(count_allocs(&t, 321), 1);
+    assert_int_equal(count_allocs(&t, 322), 0);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+static void test_fork_while_threads_allocate(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "fork-threads", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "forks 50\n"));
+    assert_int_equal(files_in(dir), 51);   /* every child wrote its own whole trace */
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_int_equal(count_allocs(&t, 888), 0);
+    assert_true(check_pairing(&t) > 0);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 /* A mode that ends the process some other way than return from main. */
 static void check_exit_mode(const char *mode, int status, uint64_t last_size)
 {
@@ -387,6 +425,8 @@ int main(void)
         cmocka_unit_test(test_exec_children_untraced_by_default),
         cmocka_unit_test(test_follow_exec_traces_the_new_program_into_its_own_file),
         cmocka_unit_test(test_dlopen_map_line_precedes_first_use),
+        cmocka_unit_test(test_start_disabled_and_toggle_signal),
+        cmocka_unit_test(test_fork_while_threads_allocate),
         cmocka_unit_test(test_exit_from_a_thread_writes_everything),
         cmocka_unit_test(test__exit_writes_everything),
         cmocka_unit_test(test_abort_leaves_a_readable_trace),

@@ -7,12 +7,17 @@
  *   thread-exit a thread allocates 555 and calls exit(3)
  *   _exit       allocates 666 and calls _exit(4)
  *   abort       allocates 666 and aborts
+ *   toggle      raises SIGUSR2, allocates 321, raises it again, allocates 322
+ *               (run with the tracer's toggle signal set to USR2)
+ *   fork-threads  three threads allocate without pause while main forks 50
+ *               children that allocate 888 and _exit; prints "forks 50"
  *   closefds    closes every descriptor above 2, allocates 20000 blocks
  *               of 32 bytes, opens a file into the freed number (the
  *               tracer must not write into it), allocates 444
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,42 @@ static void *exit_thread(void *arg)
     void *volatile p = malloc(555);
     (void)p;
     exit(3);
+}
+
+static volatile int stop;
+
+static void *busy_thread(void *arg)
+{
+    (void)arg;
+    while (!stop) {
+        void *volatile p = malloc(48);
+        free(p);
+    }
+    return NULL;
+}
+
+static int fork_threads(void)
+{
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, busy_thread, NULL);
+    int done = 0;
+    for (int i = 0; i < 50; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            void *volatile p = malloc(888);
+            (void)p;
+            _exit(0);
+        }
+        int st;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+            done++;
+    }
+    stop = 1;
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("forks %d\n", done);
+    return 0;
 }
 
 static int closefds(const char *scratch)
@@ -102,6 +143,17 @@ int main(int argc, char **argv)
         (void)p;
         abort();
     }
+    if (strcmp(mode, "toggle") == 0) {
+        raise(SIGUSR2);
+        void *volatile a = malloc(321);
+        raise(SIGUSR2);
+        void *volatile b = malloc(322);
+        free(a);
+        free(b);
+        return 0;
+    }
+    if (strcmp(mode, "fork-threads") == 0)
+        return fork_threads();
     if (strcmp(mode, "closefds") == 0 && argc > 2)
         return closefds(argv[2]);
     free(marker);
