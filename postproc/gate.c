@@ -505,14 +505,11 @@ static bool ambiguous(const at_gate *g, const at_gate_group *grp, const char *f)
     return false;
 }
 
-char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i)
+/* "NAME-leak-N: FILTER" for group i of p; `lines` when only lines tell the
+ * group from another. */
+static char *suppression_line(const at_gate_proc *p, size_t i, bool lines)
 {
-    const at_gate_group *grp = &p->groups[i];
-    char *f = filter_for(grp, false);
-    if (ambiguous(g, grp, f)) {
-        free(f);
-        f = filter_for(grp, true);
-    }
+    char *f = filter_for(&p->groups[i], lines);
     strbuf b = { 0 };
     const char *name = at_baseline_process_name(p->process);
     for (const char *c = name; *c; c++) {
@@ -527,19 +524,64 @@ char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i
     return b.s;
 }
 
+char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i)
+{
+    char *f = filter_for(&p->groups[i], false);
+    bool amb = ambiguous(g, &p->groups[i], f);
+    free(f);
+    return suppression_line(p, i, amb);
+}
+
+typedef struct gen_entry {
+    char *filter; /* the line-less filter */
+    const at_gate_proc *p;
+    size_t i;
+    bool ambiguous;
+} gen_entry;
+
+static int by_filter(const void *a, const void *b)
+{
+    return strcmp(((const gen_entry *)a)->filter, ((const gen_entry *)b)->filter);
+}
+
+static int by_position(const void *a, const void *b)
+{
+    const gen_entry *x = a, *y = b;
+    if (x->p != y->p)
+        return x->p < y->p ? -1 : 1;
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* All groups' line-less filters sorted once, so that telling which ones
+ * need lines costs n log n, not n squared. */
 void at_gate_print_suppressions(FILE *out, const at_gate *g)
 {
-    bool any = false;
+    size_t n = 0, k = 0;
     for (size_t i = 0; i < g->nprocs; i++)
-        for (size_t j = 0; j < g->procs[i].ngroups; j++) {
-            if (!gates(&g->procs[i].groups[j]))
-                continue;
+        n += g->procs[i].ngroups;
+    if (n == 0)
+        return;
+    gen_entry *e = xrealloc(NULL, n * sizeof *e);
+    for (size_t i = 0; i < g->nprocs; i++)
+        for (size_t j = 0; j < g->procs[i].ngroups; j++)
+            e[k++] = (gen_entry){ filter_for(&g->procs[i].groups[j], false), &g->procs[i], j, false };
+    qsort(e, n, sizeof *e, by_filter);
+    for (size_t i = 1; i < n; i++)
+        if (strcmp(e[i - 1].filter, e[i].filter) == 0)
+            e[i - 1].ambiguous = e[i].ambiguous = true;
+    qsort(e, n, sizeof *e, by_position);
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        if (gates(&e[i].p->groups[e[i].i])) {
             if (!any)
                 fputs("# Suppressions for the leak groups left (paste into a suppression file):\n",
                       out);
             any = true;
-            char *line = at_gate_suppression_line(g, &g->procs[i], j);
+            char *line = suppression_line(e[i].p, e[i].i, e[i].ambiguous);
             fprintf(out, "%s\n", line);
             free(line);
         }
+        free(e[i].filter);
+    }
+    free(e);
 }

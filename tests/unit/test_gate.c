@@ -336,6 +336,28 @@ static void groups_differing_only_in_lines_get_line_specs(void **state)
     at_gate_free(g);
 }
 
+static void gen_suppressions_gives_lines_only_to_ambiguous_groups(void **state)
+{
+    fixture *f = *state;
+    const char *const a[] = { "f() at /s/x.c:10", "main() at /s/m.c:5", NULL };
+    const char *const b[] = { "f() at /s/x.c:11", "main() at /s/m.c:5", NULL };
+    at_gate *g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, "t.txt", "./p", 1);
+    at_gate_block blocks[] = { { stack_of(f->t, 0x10, a), 100 }, { stack_of(f->t, 0x20, b), 10 },
+                               { f->dup, 5 } };
+    at_gate_add_leaks(g, p, blocks, 3, NULL, f->t);
+    at_gate_finish(g);
+    char *r = report_of(g, at_gate_print_suppressions);
+    assert_non_null(strstr(r, "\np-leak-1: functions contains [ ... main f ] && "
+                              "callstack contains [ ... m.c : 5 x.c : 10 ]\n"
+                              "p-leak-2: functions contains [ ... main f ] && "
+                              "callstack contains [ ... m.c : 5 x.c : 11 ]\n"
+                              "p-leak-3: functions contains [ ... main dup_name ] && "
+                              "string contains [ ... leaky.c names.c ]\n"));
+    free(r);
+    at_gate_free(g);
+}
+
 static void names_with_spaces_become_escaped_regexes(void **state)
 {
     fixture *f = *state;
@@ -408,6 +430,7 @@ int main(void)
         T(max_groups_shows_the_largest_and_counts_the_rest),
         T(generated_suppression_names_functions_and_files_outermost_first),
         T(groups_differing_only_in_lines_get_line_specs),
+        T(gen_suppressions_gives_lines_only_to_ambiguous_groups),
         T(names_with_spaces_become_escaped_regexes),
         T(gen_suppressions_lists_every_gating_group),
         T(processes_are_judged_together),
