@@ -484,6 +484,18 @@ static char *filter_for(const at_gate_group *grp, bool lines)
         }
     }
     sb_str(&b, " ]");
+    /* Frames without names still tell their object apart. */
+    bool unnamed = false;
+    for (uint32_t i = 0; i < n; i++)
+        unnamed |= strcmp(grp->frames[i].function, AT_UNKNOWN) == 0;
+    if (unnamed) {
+        sb_str(&b, " && modules contains [ ...");
+        for (uint32_t i = n; i-- > 0;) {
+            sb_add(&b, " ", 1);
+            add_element(&b, base_name(grp->frames[i].module), true, false);
+        }
+        sb_str(&b, " ]");
+    }
     return b.s;
 }
 

@@ -358,6 +358,26 @@ static void gen_suppressions_gives_lines_only_to_ambiguous_groups(void **state)
     at_gate_free(g);
 }
 
+static void unnamed_frames_add_their_modules(void **state)
+{
+    fixture *f = *state;
+    at_maps *maps = at_maps_new();
+    at_maps_add(maps, "/opt/lib/libx.so", 0x7000, 0x8000);
+    at_maps_add(maps, "/usr/bin/app", 0x400000, 0x500000);
+    at_frame fr[] = { { 0x7010, NULL }, { 0x400100, NULL } };
+    at_gate *g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, "t.txt", "/usr/bin/app", 1);
+    at_gate_block b = { at_stacks_intern(f->t, fr, 2), 8 };
+    at_gate_add_leaks(g, p, &b, 1, maps, f->t);
+    at_maps_free(maps);
+    at_gate_finish(g);
+    char *line = at_gate_suppression_line(g, p, 0);
+    assert_string_equal(line, "app-leak-1: functions contains [ ... ?? ?? ] && string contains "
+                              "[ ... ?? ?? ] && modules contains [ ... app libx.so ]");
+    free(line);
+    at_gate_free(g);
+}
+
 static void names_with_spaces_become_escaped_regexes(void **state)
 {
     fixture *f = *state;
@@ -431,6 +451,7 @@ int main(void)
         T(generated_suppression_names_functions_and_files_outermost_first),
         T(groups_differing_only_in_lines_get_line_specs),
         T(gen_suppressions_gives_lines_only_to_ambiguous_groups),
+        T(unnamed_frames_add_their_modules),
         T(names_with_spaces_become_escaped_regexes),
         T(gen_suppressions_lists_every_gating_group),
         T(processes_are_judged_together),

@@ -146,6 +146,39 @@ static void generated_suppression_takes_exactly_its_group(void **state)
     at_gate_supp_free(none);
 }
 
+static void generated_suppression_for_unnamed_frames_takes_only_its_module(void **state)
+{
+    fixture *f = *state;
+    at_maps *maps = at_maps_new();
+    at_maps_add(maps, "/opt/lib/libx.so", 0x7000, 0x8000);
+    at_maps_add(maps, "/opt/lib/liby.so", 0x9000, 0xa000);
+    at_frame fx[] = { { 0x7010, NULL } }, fy[] = { { 0x9010, NULL } };
+    at_gate_options opt;
+    at_gate_options_init(&opt);
+    at_gate *g = at_gate_new(&opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, "t.txt", "./x", 1);
+    at_gate_block b[] = { { at_stacks_intern(f->t, fx, 1), 8 }, { at_stacks_intern(f->t, fy, 1), 4 } };
+    at_gate_add_leaks(g, p, b, 2, maps, f->t);
+    at_gate_finish(g);
+    char *line = at_gate_suppression_line(g, p, 0);
+    write_file(f->path, line);
+    free(line);
+    at_gate_supp *s = at_gate_supp_new();
+    assert_int_equal(at_gate_supp_add_file(s, f->path, false), 0);
+    at_gate_matcher m = at_gate_supp_matcher(s);
+    at_gate *again = at_gate_new(&opt, &m, NULL);
+    at_gate_proc *q = at_gate_add_process(again, "t.txt", "./x", 1);
+    at_gate_add_leaks(again, q, b, 2, maps, f->t);
+    at_gate_finish(again);
+    assert_int_equal(q->ngroups, 1);
+    assert_string_equal(q->groups[0].frames[0].module, "/opt/lib/liby.so");
+    assert_int_equal(again->supps[0].bytes, 8);
+    at_gate_free(again);
+    at_gate_supp_free(s);
+    at_gate_free(g);
+    at_maps_free(maps);
+}
+
 static void default_file_comes_first_and_is_not_listed_unused(void **state)
 {
     fixture *f = *state;
@@ -177,6 +210,7 @@ int main(void)
         T(file_suppression_hides_one_group_and_is_labelled),
         T(broken_file_is_rejected_with_line_and_column),
         T(generated_suppression_takes_exactly_its_group),
+        T(generated_suppression_for_unnamed_frames_takes_only_its_module),
         T(default_file_comes_first_and_is_not_listed_unused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
