@@ -4,7 +4,9 @@
  *                        from a call chain ~12 frames deep
  *   tracer_work two N    the same split over two threads
  *   tracer_work hash N   a chained hash table of N strdup'ed strings that
- *                        grows by rehashing, is looked up, half deleted
+ *                        grows by rehashing, then torn down
+ *   tracer_work threads N  N/20 short-lived threads one after the other,
+ *                        each making 20 allocations (the first-unwind cost)
  * Prints "events E" (allocation calls + frees made by the workload) and
  * "rss_kb R" (its own peak resident size, from getrusage).
  */
@@ -24,6 +26,16 @@ __attribute__((noinline)) static void *deep(int depth, size_t size)
     void *p = deep(depth - 1, size);
     __asm__ volatile("" ::: "memory");   /* keep the frames */
     return p;
+}
+
+static void *short_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 20; i++) {
+        void *p = deep(10, 40);
+        free(p);
+    }
+    return NULL;
 }
 
 static void *worker(void *arg)
@@ -96,7 +108,7 @@ static long hash_workload(long n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: tracer_work one|two|hash N\n");
+        fprintf(stderr, "usage: tracer_work one|two|hash|threads N\n");
         return 2;
     }
     long n = atol(argv[2]), events;
@@ -109,6 +121,13 @@ int main(int argc, char **argv)
         for (int i = 0; i < threads; i++)
             pthread_join(t[i], NULL);
         events = 2 * per_thread * threads;
+    } else if (strcmp(argv[1], "threads") == 0) {
+        for (long i = 0; i < n / 20; i++) {
+            pthread_t t;
+            pthread_create(&t, NULL, short_worker, NULL);
+            pthread_join(t, NULL);
+        }
+        events = n / 20 * 40;
     } else if (strcmp(argv[1], "hash") == 0) {
         events = hash_workload(n);
     } else {

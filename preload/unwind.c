@@ -13,8 +13,18 @@
  * unw_backtrace reports its own frame and ours first; those leading frames
  * (addresses inside this library or inside libunwind) are dropped, so frame
  * 0 is the code that called the allocation function.
+ *
+ * Short-lived threads: unw_backtrace's fast path keeps a per-thread cache
+ * that it creates on a thread's first call (a 256 KiB mapping, initialised
+ * entry by entry, unmapped at thread exit) - milliseconds per thread on a
+ * machine with slow page faults, for a thread that may allocate ten times.
+ * So each thread's first FIRST_UNWINDS backtraces come from glibc's
+ * backtrace() (libgcc's unwinder, no per-thread state, ~30% slower per
+ * call); a thread that allocates more than that switches to libunwind,
+ * where the cache pays off. Both report the same return addresses.
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <string.h>
 
@@ -25,6 +35,9 @@ static uintptr_t unw_lo, unw_hi;
 static int (*unw_backtrace_fn)(void **, int);
 
 #define SKIP_MAX 8
+#define FIRST_UNWINDS 512
+
+static __thread unsigned thread_unwinds AT_TLS;
 
 struct range_query {
     uintptr_t base;
@@ -73,23 +86,23 @@ int at_unwind_init(void)
     code_range((const void *)at_unwind_init, &at_self_lo, &at_self_hi);
     if (at_cfg.depth == 0)
         return 0;
+    /* glibc's backtrace() loads libgcc_s on its first call: do it now,
+     * untraced, rather than inside the first record. */
+    void *warm[4];
+    backtrace(warm, 4);
+    /* Without libunwind every backtrace comes from glibc's backtrace(). */
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        at_warn("cannot load libunwind: ", dlerror(), "; no backtraces");
+    if (!h)
         return -1;
-    }
     unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
-    if (!unw_backtrace_fn) {
-        at_warn("libunwind has no unw_backtrace", "", "; no backtraces");
+    if (!unw_backtrace_fn)
         return -1;
-    }
     code_range((const void *)unw_backtrace_fn, &unw_lo, &unw_hi);
-    /* The main thread's first unwind allocates libunwind's thread-local
-     * block; do it now, untraced, rather than inside the first record. */
-    void *warm[4];
-    at_unwind(warm, 4);
+    /* The main thread's first unw_backtrace allocates libunwind's
+     * thread-local block: also now, untraced. */
+    unw_backtrace_fn(warm, 4);
     return 0;
 }
 
@@ -100,12 +113,14 @@ static inline int ours(uintptr_t a)
 
 int at_unwind(void **frames, int depth)
 {
-    if (depth <= 0 || !unw_backtrace_fn)
+    if (depth <= 0)
         return 0;
     void *raw[depth + SKIP_MAX];
     int saved = at_guard;
     at_guard = AT_GUARD_UNWINDING;
-    int n = unw_backtrace_fn(raw, depth + SKIP_MAX);
+    int n = thread_unwinds < FIRST_UNWINDS || !unw_backtrace_fn
+                ? (thread_unwinds++, backtrace(raw, depth + SKIP_MAX))
+                : unw_backtrace_fn(raw, depth + SKIP_MAX);
     at_guard = saved;
     int skip = 0;
     while (skip < n && ours((uintptr_t)raw[skip]))
