@@ -5,13 +5,29 @@
  * an <error> for a process (or a run) that could not be judged. Several
  * failures in one test case are what Jenkins and GitLab show as separate
  * items; the strict XSD allows one, which no CI system enforces.
- * Characters XML 1.0 cannot carry (control characters) become '?'.
+ * Characters XML 1.0 cannot carry (control characters, bytes that are not
+ * valid UTF-8) become '?'.
  */
 #include "gate.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (n == 0 || s[0] > 0xf4)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+        return 0;
+    return n;
+}
 
 static void esc(FILE *f, const char *s)
 {
@@ -23,10 +39,15 @@ static void esc(FILE *f, const char *s)
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
         default:
-            if (*c < 0x20 && *c != '\n' && *c != '\t')
+            if ((*c < 0x20 && *c != '\n' && *c != '\t') || *c == 0x7f)
                 fputc('?', f);
-            else
+            else if (*c < 0x80)
                 fputc(*c, f);
+            else if (utf8_len(c)) {
+                fwrite(c, 1, utf8_len(c), f);
+                c += utf8_len(c) - 1;
+            } else
+                fputc('?', f);
         }
     }
 }

@@ -134,6 +134,40 @@ static void junit_has_a_case_per_process_and_a_failure_per_group(void **state)
     assert_string_equal(python(prog, f->path), want);
 }
 
+/* Names are bytes: invalid UTF-8 and control characters must not break
+ * either document; valid UTF-8 passes unchanged. */
+static void names_that_are_not_utf8_still_give_valid_documents(void **state)
+{
+    fixture *f = *state;
+    const char *const odd[] = { "caf\xc3\xa9\xff\x01() at /src/bad\xfe.c:3", NULL };
+    at_gate_options opt;
+    at_gate_options_init(&opt);
+    at_gate *g = at_gate_new(&opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, "/tmp/x\xff.txt", "./\xc0prog", 5);
+    at_gate_block b = { stack_of(f->t, 0x10, odd), 3 };
+    at_gate_add_leaks(g, p, &b, 1, NULL, f->t);
+    at_gate_finish(g);
+    snprintf(f->path, sizeof f->path, "%s/r.json", f->dir);
+    assert_int_equal(at_gate_write_json(g, f->path), 0);
+    const char *prog = "import json,sys\n"
+                       "d=json.load(open(sys.argv[1], encoding=\"utf-8\"))\n"
+                       "p=d[\"processes\"][0]\n"
+                       "print(ascii(p[\"process\"]), ascii(p[\"trace\"]))\n"
+                       "print(ascii(p[\"groups\"][0][\"stack\"][0][\"function\"]))\n";
+    assert_string_equal(python(prog, f->path), "'./\\xc0prog' '/tmp/x\\xff.txt'\n"
+                                                "'caf\\xe9\\xff\\x01()'\n");
+    unlink(f->path);
+    snprintf(f->path, sizeof f->path, "%s/r.xml", f->dir);
+    assert_int_equal(at_gate_write_junit(g, f->path), 0);
+    const char *xprog = "import sys,xml.etree.ElementTree as E\n"
+                        "r=E.parse(sys.argv[1]).getroot()\n"
+                        "c=next(r.iter(\"testcase\"))\n"
+                        "print(ascii(c.get(\"name\")), ascii(c.find(\"failure\").get(\"message\")))\n";
+    assert_string_equal(python(xprog, f->path),
+                        "'./?prog' '3 byte(s) in 1 block(s) leaked from caf\\xe9?" "?()'\n");
+    at_gate_free(g);
+}
+
 static void unwritable_result_file_fails_with_errno(void **state)
 {
     fixture *f = *state;
@@ -147,6 +181,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(json_fields_parse_back, setup, teardown),
         cmocka_unit_test_setup_teardown(junit_has_a_case_per_process_and_a_failure_per_group, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(names_that_are_not_utf8_still_give_valid_documents, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(unwritable_result_file_fails_with_errno, setup, teardown),
     };
