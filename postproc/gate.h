@@ -159,6 +159,10 @@ char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i
 int at_gate_write_json(const at_gate *g, const char *path);
 int at_gate_write_junit(const at_gate *g, const char *path);
 
+/* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 when
+ * s[0] does not start one (gate_utf8.c). */
+size_t at_gate_utf8_len(const unsigned char *s);
+
 /* ---- baselines (baseline.c) -------------------------------------------- */
 
 /* How many frames, innermost first, reach up to the outermost "main":

@@ -1,6 +1,6 @@
 # The leak gate (alloctrace --check): judging, baselines, JSON and JUnit results.
 POSTPROC_SRCS += postproc/gate.c postproc/baseline.c postproc/gate_json.c postproc/gate_junit.c \
-                 postproc/gate_supp.c postproc/gate_run.c
+                 postproc/gate_supp.c postproc/gate_run.c postproc/gate_utf8.c
 
 # `make install` also installs the gate's script and default suppressions
 # (the top Makefile's install recipe knows only the launcher): the launcher

@@ -13,22 +13,6 @@
 
 #define SCHEMA "alloctrace-gate/1"
 
-/* Length of the valid UTF-8 sequence at s, or 0 (overlong forms,
- * surrogates and code points above U+10FFFF are not valid). */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (n == 0 || s[0] > 0xf4)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 /* A JSON string. Names and paths are bytes: a byte that is not part of
  * valid UTF-8 is written as the code point of the same number (\u00XX),
  * so the document always parses. */
@@ -50,8 +34,8 @@ static void str(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *c);
         else if (*c < 0x80)
             fputc(*c, f);
-        else if (utf8_len(c)) {
-            size_t n = utf8_len(c);
+        else if (at_gate_utf8_len(c)) {
+            size_t n = at_gate_utf8_len(c);
             fwrite(c, 1, n, f);
             c += n - 1;
         } else

@@ -14,21 +14,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-    if (n == 0 || s[0] > 0xf4)
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-        (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-        return 0;
-    return n;
-}
-
 static void esc(FILE *f, const char *s)
 {
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
@@ -43,9 +28,9 @@ static void esc(FILE *f, const char *s)
                 fputc('?', f);
             else if (*c < 0x80)
                 fputc(*c, f);
-            else if (utf8_len(c)) {
-                fwrite(c, 1, utf8_len(c), f);
-                c += utf8_len(c) - 1;
+            else if (at_gate_utf8_len(c)) {
+                fwrite(c, 1, at_gate_utf8_len(c), f);
+                c += at_gate_utf8_len(c) - 1;
             } else
                 fputc('?', f);
         }
