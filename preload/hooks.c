@@ -168,6 +168,8 @@ static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size,
         .fn = fn, .size = size, .id = (uintptr_t)p, .alignment = alignment,
         .ctx = at_ctx_mask, .frames = frames,
     };
+    if (at_cfg.leaks_mode)
+        at_live_prefetch((uintptr_t)p);
     e.nframes = at_unwind(frames, depth);
     if (at_cfg.timestamps)
         e.time_us = at_now_us();

@@ -223,6 +223,19 @@ static void put_block(const struct at_live_block *b)
     pthread_mutex_unlock(&s->lock);
 }
 
+/* Called before unwinding: the block's slot is a cache miss in a large
+ * table, so start loading it while the unwinder runs. A racy read is fine:
+ * a prefetch of a stale address never faults. */
+void at_live_prefetch(uintptr_t id)
+{
+    uint64_t h;
+    struct stripe *s = stripe_of(id, &h);
+    struct at_live_block *slots = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
+    size_t cap = __atomic_load_n(&s->cap, __ATOMIC_RELAXED);
+    if (slots && cap)
+        __builtin_prefetch(&slots[h & (cap - 1)], 1);
+}
+
 void at_live_add(const struct at_event *e, uint64_t index)
 {
     struct site_key k = { e->frames, e->nframes, e->ctx, (uint16_t)e->fn, e->alignment };

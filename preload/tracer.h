@@ -159,6 +159,7 @@ struct at_live_block {
 };
 int at_live_init(void) AT_HIDDEN;
 void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
+void at_live_prefetch(uintptr_t id) AT_HIDDEN;
 /* Removes a block; returns 1 if it was live (and copies it to `out`). */
 int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */

@@ -238,6 +238,17 @@ static int create_output(void)
         at_warn(out_path, ": cannot create the trace, running untraced: ", strerror(errno));
         return -1;
     }
+    /* Reopening by path must still work after the program's chdir. */
+    char cwd[PATH_MAX];
+    size_t plen = strlen(out_path);
+    if (out_path[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        size_t clen = strlen(cwd);
+        if (clen + 1 + plen < sizeof out_path) {
+            memmove(out_path + clen + 1, out_path, plen + 1);
+            memcpy(out_path, cwd, clen);
+            out_path[clen] = '/';
+        }
+    }
     remember_fd(fd);
     return 0;
 }

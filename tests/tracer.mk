@@ -21,3 +21,7 @@ $(TRACER_PROG_DIR)/tracer_dlib.so: tests/programs/tracer_dlib.c
 $(TRACER_PROG_DIR)/tracer_cxx: tests/programs/tracer_cxx.cpp
 	@mkdir -p $(@D)
 	$(CXX) -O0 -g -fno-builtin -Wall -Wextra -Werror $< -o $@
+
+# The tracer tests share a header the generic rule does not know about.
+$(patsubst tests/integration/%.c,$(B)/tests/integration/%,$(wildcard tests/integration/test_tracer*.c)): \
+    tests/integration/test_tracer_trace.h
