@@ -242,8 +242,11 @@ static int failure_code(const at_gate *g)
 int at_gate_finish(at_gate *g)
 {
     uint64_t gating = 0;
+    g->untrusted = NULL;
     for (size_t i = 0; i < g->nprocs; i++) {
         at_gate_proc *p = &g->procs[i];
+        p->gating_groups = 0;
+        p->gating_bytes = p->gating_blocks = 0;
         compare_with_baseline(g, p);
         if (p->ngroups)
             qsort(p->groups, p->ngroups, sizeof *p->groups, group_order);

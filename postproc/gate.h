@@ -140,7 +140,9 @@ void at_gate_add_leaks(at_gate *g, at_gate_proc *p, const at_gate_block *blocks,
                        const at_maps *maps, at_stack_table *stacks);
 
 /* Sorts groups largest first, compares with the baseline, and returns the
- * verdict (also in g->verdict). Call once, after every process was added. */
+ * verdict (also in g->verdict). Call after every process was added; call
+ * again after setting g->baseline to judge the same leaks against another
+ * baseline (--update-baseline judges against the one it wrote). */
 int at_gate_finish(at_gate *g);
 
 /* The text report: groups per process, suppression use, unused

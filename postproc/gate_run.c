@@ -411,28 +411,38 @@ static int write_results(const gate_opts *o, const at_gate *g)
     return rc;
 }
 
-/* Writes the baseline of what was judged; the gate then passes (unless it
- * could not judge: a partial baseline would hide real leaks later). */
-static int update_baseline(const gate_opts *o, at_gate *g, FILE *out)
+/* Writes the baseline of what was judged, then judges again against it:
+ * every group is then known, so only what is not a leak (the program's
+ * error, unused suppressions) can still fail. Not when nothing could be
+ * judged: a partial baseline would hide real leaks later. The baseline is
+ * returned to live as long as the gate. */
+static int update_baseline(const gate_opts *o, at_gate *g, at_baseline **written)
 {
-    if (g->verdict == AT_GATE_UNTRUSTED) {
-        fprintf(out, "alloctrace: baseline %s not updated: nothing trustworthy to judge\n",
-                o->baseline);
+    if (g->verdict == AT_GATE_UNTRUSTED)
         return 0;
-    }
     at_baseline *b = at_baseline_from_gate(g);
-    int rc = at_baseline_write(b, o->baseline);
-    at_baseline_free(b);
-    if (rc != 0) {
+    if (at_baseline_write(b, o->baseline) != 0) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->baseline, strerror(errno));
+        at_baseline_free(b);
         return -1;
     }
+    g->baseline = b;
+    g->opt.baseline_label = o->baseline;
+    at_gate_finish(g);
+    *written = b;
+    return 0;
+}
+
+static void print_update(const gate_opts *o, const at_gate *g, bool written, FILE *out)
+{
     size_t groups = 0;
     for (size_t i = 0; i < g->nprocs; i++)
         groups += g->procs[i].ngroups;
-    fprintf(out, "alloctrace: baseline %s updated: %zu leak group(s)\n", o->baseline, groups);
-    g->verdict = AT_GATE_PASS;
-    return 0;
+    if (written)
+        fprintf(out, "alloctrace: baseline %s updated: %zu leak group(s)\n", o->baseline, groups);
+    else
+        fprintf(out, "alloctrace: baseline %s not updated: nothing trustworthy to judge\n",
+                o->baseline);
 }
 
 static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, FILE *out)
@@ -453,22 +463,24 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     }
     if (o->process_re)
         regfree(&re);
-    if (status) {
-        at_gate_free(g);
-        return status;
+    at_baseline *written = NULL;
+    if (status == 0) {
+        at_gate_finish(g);
+        if (o->update_baseline && update_baseline(o, g, &written) != 0)
+            status = AT_GATE_USAGE;
     }
-    at_gate_finish(g);
-    at_gate_print_report(out, g);
-    if (o->gate.gen_suppressions)
-        at_gate_print_suppressions(out, g);
-    status = g->verdict;
-    if (o->update_baseline && update_baseline(o, g, out) != 0)
-        status = AT_GATE_USAGE;
-    else if (o->update_baseline)
+    if (status == 0) {
+        at_gate_print_report(out, g);
+        if (o->gate.gen_suppressions)
+            at_gate_print_suppressions(out, g);
+        if (o->update_baseline)
+            print_update(o, g, written != NULL, out);
         status = g->verdict;
-    if (write_results(o, g) != 0)
-        status = AT_GATE_USAGE;
+        if (write_results(o, g) != 0)
+            status = AT_GATE_USAGE;
+    }
     at_gate_free(g);
+    at_baseline_free(written);
     return status;
 }
 

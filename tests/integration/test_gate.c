@@ -192,6 +192,9 @@ static void baseline_gates_only_new_and_grown_groups(void **state)
     h_result r = check("--baseline", base, "--update-baseline", "--", PROG("gate_leaky"), "buf=2",
                        "name");
     assert_int_equal(r.status, 0);
+    has(r.err, "Leak of 1024 byte(s) in 2 block(s) allocated from: [in baseline]\n");
+    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n"
+               "alloctrace: baseline ");
     has(r.err, "baseline updated: 2 leak group(s)");
     h_result_free(&r);
     char *text = h_read_file(base, NULL);
@@ -212,6 +215,22 @@ static void baseline_gates_only_new_and_grown_groups(void **state)
     has(r.err, "alloctrace: 2 leak group(s) new or grown against the baseline fail the gate\n");
     has(r.err, "SUMMARY: alloctrace: 1600 byte(s) leaked in 4 allocation(s).\n");
     h_result_free(&r);
+    free(base);
+}
+
+static void updating_the_baseline_still_fails_on_program_error(void **state)
+{
+    (void)state;
+    char *base = h_fmt("%s/b.baseline", h_tmpdir());
+    h_result r = check("--baseline", base, "--update-baseline", "--fail-on-program-error", "--",
+                       PROG("gate_leaky"), "buf=1", "exit=3");
+    assert_int_equal(r.status, 1);
+    has(r.err, "the program's error fails the gate (--fail-on-program-error)\n");
+    h_result_free(&r);
+    char *text = h_read_file(base, NULL);
+    assert_non_null(text);
+    has(text, "gate_leaky\t512\t1\tmain@gate_leaky.c -> make_buffer@gate_leaky.c\n");
+    free(text);
     free(base);
 }
 
@@ -456,6 +475,7 @@ int main(void)
         T(unused_suppression_is_listed_and_fails_when_asked),
         T(broken_suppression_file_exits_2_with_line_and_column),
         T(baseline_gates_only_new_and_grown_groups),
+        T(updating_the_baseline_still_fails_on_program_error),
         T(json_result_checked_field_by_field),
         T(junit_result_checked_field_by_field),
         T(follow_children_judges_and_names_each_process),
