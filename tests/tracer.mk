@@ -4,7 +4,8 @@
 # them (frame 0 of each record is checked against the calling function).
 TRACER_PROG_DIR := $(B)/tests/programs
 TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
-                  tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process)
+                  tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
+                  tracer_calls_nopie)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
 INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))
@@ -17,6 +18,12 @@ $(TRACER_PROG_DIR)/tracer_%: tests/programs/tracer_%.c include/alloctrace.h
 $(TRACER_PROG_DIR)/tracer_dlib.so: tests/programs/tracer_dlib.c
 	@mkdir -p $(@D)
 	$(CC) $(TRACER_PROG_CFLAGS) -shared -fPIC $< -o $@
+
+# The same calls in a non-PIE executable: its map line starts at its lowest
+# PT_LOAD and its addresses are absolute.
+$(TRACER_PROG_DIR)/tracer_calls_nopie: tests/programs/tracer_calls.c
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) -fno-pie -no-pie $< -o $@
 
 $(TRACER_PROG_DIR)/tracer_cxx: tests/programs/tracer_cxx.cpp
 	@mkdir -p $(@D)

@@ -180,6 +180,35 @@ static void test_frame0_is_inside_the_calling_function_and_own_map(void **state)
     run_free(&x);
 }
 
+static void test_non_pie_map_starts_at_lowest_load_address(void **state)
+{
+    (void)state;
+    struct run x = trace_program("build/tests/programs/tracer_calls_nopie", NULL);
+    char *exe = h_path("build/tests/programs/tracer_calls_nopie");
+    char real[4096];
+    assert_non_null(realpath(exe, real));
+    /* The lowest PT_LOAD address, from the ELF file itself. */
+    h_result re = h_sh("readelf -lW %s | awk '$1 == \"LOAD\" {print $3; exit}'", real);
+    assert_int_equal(re.status, 0);
+    uint64_t lowest = strtoull(re.out, NULL, 16);
+    assert_true(lowest >= 0x400000);
+    const struct t_map *m = NULL;
+    for (size_t i = 0; i < x.t.nmaps; i++)
+        if (strcmp(x.t.maps[i].path, real) == 0)
+            m = &x.t.maps[i];
+    assert_non_null(m);
+    assert_int_equal(m->start, lowest & ~(uint64_t)0xfff);
+    uint64_t site = t_out_addr(x.r.out, "site malloc");
+    const struct t_rec *r = t_find_alloc(&x.t, t_out_addr(x.r.out, "malloc"));
+    assert_non_null(r);
+    uint64_t f0 = t_frames(&x.t, r)[0];
+    assert_true(f0 > site && f0 <= site + 0x60);
+    assert_ptr_equal(t_map_of(&x.t, f0), m);
+    h_result_free(&re);
+    free(exe);
+    run_free(&x);
+}
+
 static void test_cxx_new_and_delete_arrive_as_malloc_and_free(void **state)
 {
     (void)state;
@@ -342,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_realloc_is_release_then_allocation),
         cmocka_unit_test(test_free_pairs_with_allocation_and_free_null_is_not_written),
         cmocka_unit_test(test_frame0_is_inside_the_calling_function_and_own_map),
+        cmocka_unit_test(test_non_pie_map_starts_at_lowest_load_address),
         cmocka_unit_test(test_cxx_new_and_delete_arrive_as_malloc_and_free),
         cmocka_unit_test(test_contexts_mark_calls_and_disable_skips_them),
         cmocka_unit_test(test_context_api_is_inert_without_tracer),
