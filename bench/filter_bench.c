@@ -4,7 +4,8 @@
  *
  *   filter_bench --trace CALLS STACKS   a synthetic resolved trace on stdout:
  *                                       CALLS allocations over STACKS stacks
- *                                       (6 to 20 frames), 95% freed again
+ *                                       (6 to 20 frames over 1200 call sites),
+ *                                       95% freed again
  *   filter_bench --filters N            N named filters of every kind on stdout
  *   filter_bench --micro FILTERS CALLS STACKS
  *                                       the matcher alone: time per distinct
@@ -47,19 +48,23 @@ static void frame_text(char *buf, size_t len, unsigned j, unsigned n, uint64_t *
         return;
     }
     if (j == n - 2) {
-        snprintf(buf, len, "main() at /home/u/app/src/main.c:%u", 20 + (unsigned)(rnd() % 30));
-        *addr = 0x555500001000ull + rnd() % 0x100;
+        unsigned site = (unsigned)(rnd() % 30);
+        snprintf(buf, len, "main() at /home/u/app/src/main.c:%u", 20 + site);
+        *addr = 0x555500001000ull + site * 0x8;
         return;
     }
     if (rnd() % 10 == 0) {
-        snprintf(buf, len, "xml_fn_%u() from " LIBXML, (unsigned)(rnd() % 50));
-        *addr = 0x7f3a13000000ull + rnd() % 0x100000;
+        unsigned x = (unsigned)(rnd() % 50);
+        snprintf(buf, len, "xml_fn_%u() from " LIBXML, x);
+        *addr = 0x7f3a13000000ull + x * 0x1000;
         return;
     }
-    unsigned f = (unsigned)(rnd() % NFUNCS);
+    /* A function calls on at one of its three call sites: a program has
+     * far fewer distinct frames than its stacks have frames. */
+    unsigned f = (unsigned)(rnd() % NFUNCS), site = (unsigned)(rnd() % 3);
     snprintf(buf, len, "fn_%u() at /home/u/app/src/dir%u/file%u.c:%u", f, f % NDIRS, f % 97,
-             1 + (unsigned)(rnd() % 2000));
-    *addr = 0x555500002000ull + f * 0x100 + rnd() % 0x100;
+             1 + (f * 37 + site * 101) % 2000);
+    *addr = 0x555500002000ull + f * 0x100 + site * 0x10;
 }
 
 /* STACKS stacks, each frames[] with texts, innermost first. */

@@ -25,6 +25,8 @@ typedef struct at_felem {
     pcre2_code *re;        /* AT_EL_REGEX */
     bool jit;              /* re was JIT-compiled: match on the fast path */
     bool dir;              /* literal ending in '/': a run of whole directories */
+    uint8_t *memo;         /* 2 bits per distinct frame id: 0 unknown, 1 no, 2 yes */
+    size_t memo_cap;       /* frame ids the memo holds */
     uint32_t line_lo;      /* callstack: line spec, 0..AT_LINE_ANY_HI when none */
     uint32_t line_hi;
 } at_felem;
@@ -69,14 +71,39 @@ struct at_filter_set {
     uint32_t *pool;
     size_t pool_len, pool_cap;
     at_frame_info *scratch; /* frames read by at_filter_set_first_match_stack */
+    uint32_t *scratch_ids;  /* and their distinct frame ids */
     size_t scratch_cap;
+    /* Distinct frames (address, text, covering map) seen by
+     * at_filter_set_first_match_stack, read once each (filter_frames.c);
+     * elements remember their answer per frame id. */
+    struct at_fframe *fr;
+    size_t nfr, frcap;
+    uint32_t *fr_slots;     /* open addressing over fr, UINT32_MAX: empty */
+    size_t fr_nslots;
 };
+
+typedef struct at_fframe {
+    uint64_t addr;
+    uint64_t hash;
+    const char *text;       /* the stack table's copy; NULL when unresolved */
+    uint32_t map_seq;       /* seq + 1 of the map covering addr, 0 when none */
+    at_frame_info info;
+} at_fframe;
+
+/* The id of a frame in the set's table of distinct frames, reading it
+ * (into `arena`) the first time. */
+uint32_t at_filter_frame_id(at_filter_set *s, const at_frame *frame, const at_maps *maps,
+                            at_stack_table *arena);
+void at_filter_frames_free(at_filter_set *s);
 
 /* Frees what one filter owns (its subs, regexes, cache). */
 void at_filter_destroy(at_filter *f);
 
-/* Whether the list sub-filter (ignoring `negate`) matches. */
-bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_info *frames, size_t n);
+/* Whether the list sub-filter (ignoring `negate`) matches frames[0..n)
+ * (innermost first). ids: their distinct frame ids, to answer each
+ * (element, frame) once per run; NULL to test every time. */
+bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_info *frames,
+                          const uint32_t *ids, size_t n);
 
 /* Whether the size sub-filter holds. */
 bool at_fsub_size_holds(const at_fsub *sub, uint64_t size);

@@ -8,10 +8,11 @@
  * never defeats it the way a lazy one-pass scan is defeated. Each
  * (element, frame) test is made at most once.
  *
- * Results are cached twice: per filter, its list part per stack id; per
- * set, the filters whose list part matches each stack, so that
- * at_filter_set_first_match costs, per allocation, only the size checks of
- * those few candidates.
+ * Results are cached three times: per element, its answer per distinct
+ * frame (when the set read the frames itself, filter_frames.c); per
+ * filter, its list part per stack id; per set, the filters whose list part
+ * matches each stack, so that at_filter_set_first_match costs, per
+ * allocation, only the size checks of those few candidates.
  */
 #include "filter_impl.h"
 
@@ -113,9 +114,30 @@ static bool elem_matches(at_filter_set *s, at_fkind kind, const at_felem *e, con
     return path_matches(e, subject);
 }
 
+/* elem_matches through the element's memo for frame id `id`. */
+static bool elem_matches_memo(at_filter_set *s, at_fkind kind, at_felem *e, const at_frame_info *f, uint32_t id)
+{
+    if (id >= e->memo_cap) {
+        size_t cap = e->memo_cap ? e->memo_cap : 256;
+        while (cap <= id)
+            cap *= 2;
+        e->memo = at_filter_xrealloc(e->memo, cap / 4);
+        memset(e->memo + e->memo_cap / 4, 0, (cap - e->memo_cap) / 4);
+        e->memo_cap = cap;
+    }
+    unsigned shift = (id & 3) * 2;
+    unsigned v = (e->memo[id / 4] >> shift) & 3;
+    if (!v) {
+        v = elem_matches(s, kind, e, f) ? 2 : 1;
+        e->memo[id / 4] |= (uint8_t)(v << shift);
+    }
+    return v == 2;
+}
+
 /* ---- the glob ----------------------------------------------------------- */
 
-bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_info *frames, size_t n)
+bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_info *frames,
+                          const uint32_t *ids, size_t n)
 {
     /* prev[j]: the elements so far cover exactly the first j frames
      * (outermost first: frame j of the list is frames[n - 1 - j]). */
@@ -135,7 +157,7 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
         tail--;
     bool early = tail > 0 && tail < sub->nelems;
     for (size_t i = 0; i < sub->nelems; i++) {
-        const at_felem *e = &sub->elems[i];
+        at_felem *e = &sub->elems[i];
         bool any = false;
         if (e->type == AT_EL_WILD) {
             cur[0] = prev[0];
@@ -145,7 +167,8 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
         } else {
             cur[0] = false;
             for (size_t j = 1; j <= n; j++) {
-                cur[j] = prev[j - 1] && elem_matches(s, sub->kind, e, &frames[n - j]);
+                cur[j] = prev[j - 1] && (ids ? elem_matches_memo(s, sub->kind, e, &frames[n - j], ids[n - j])
+                                             : elem_matches(s, sub->kind, e, &frames[n - j]));
                 any |= cur[j];
                 if (any && early && i + 1 == tail) {
                     free(heap);
@@ -186,17 +209,19 @@ static bool size_part(const at_filter *f, uint64_t size)
     return true;
 }
 
-static bool list_part_uncached(at_filter_set *s, const at_filter *f, const at_frame_info *frames, size_t n)
+static bool list_part_uncached(at_filter_set *s, const at_filter *f, const at_frame_info *frames,
+                               const uint32_t *ids, size_t n)
 {
     for (size_t i = 0; i < f->nsubs; i++) {
         const at_fsub *sub = &f->subs[i];
-        if (!sub->is_size && at_fsub_list_matches(s, sub, frames, n) == sub->negate)
+        if (!sub->is_size && at_fsub_list_matches(s, sub, frames, ids, n) == sub->negate)
             return false;
     }
     return true;
 }
 
-static bool list_part(at_filter_set *s, at_filter *f, const at_stack *stack, const at_frame_info *frames)
+static bool list_part(at_filter_set *s, at_filter *f, const at_stack *stack, const at_frame_info *frames,
+                      const uint32_t *ids)
 {
     if (!f->has_list)
         return true;
@@ -210,7 +235,7 @@ static bool list_part(at_filter_set *s, at_filter *f, const at_stack *stack, con
         f->cache_cap = cap;
     }
     if (!f->cache[id])
-        f->cache[id] = list_part_uncached(s, f, frames, stack->nframes) ? 2 : 1;
+        f->cache[id] = list_part_uncached(s, f, frames, ids, stack->nframes) ? 2 : 1;
     return f->cache[id] == 2;
 }
 
@@ -218,7 +243,7 @@ bool at_filter_matches_frames(at_filter_set *s, size_t i, const at_frame_info *f
                               uint64_t size)
 {
     const at_filter *f = &s->filters[i];
-    return size_part(f, size) && list_part_uncached(s, f, frames, nframes);
+    return size_part(f, size) && list_part_uncached(s, f, frames, NULL, nframes);
 }
 
 bool at_filter_matches(at_filter_set *s, size_t i, const at_stack *stack, const at_frame_info *frames,
@@ -227,7 +252,7 @@ bool at_filter_matches(at_filter_set *s, size_t i, const at_stack *stack, const 
     at_filter *f = &s->filters[i];
     if (!size_part(f, size))
         return false;
-    return list_part(s, f, stack, frames);
+    return list_part(s, f, stack, frames, NULL);
 }
 
 static bool candidates_known(const at_filter_set *s, uint32_t id)
@@ -236,7 +261,8 @@ static bool candidates_known(const at_filter_set *s, uint32_t id)
 }
 
 /* Records which filters' list parts match this stack. */
-static void compute_candidates(at_filter_set *s, const at_stack *stack, const at_frame_info *frames)
+static void compute_candidates(at_filter_set *s, const at_stack *stack, const at_frame_info *frames,
+                               const uint32_t *ids)
 {
     uint32_t id = stack->id;
     if (id >= s->st_cap) {
@@ -251,7 +277,7 @@ static void compute_candidates(at_filter_set *s, const at_stack *stack, const at
     }
     uint32_t start = (uint32_t)s->pool_len;
     for (size_t i = 0; i < s->count; i++) {
-        if (!list_part(s, &s->filters[i], stack, frames))
+        if (!list_part(s, &s->filters[i], stack, frames, ids))
             continue;
         if (s->pool_len == s->pool_cap) {
             s->pool_cap = s->pool_cap ? 2 * s->pool_cap : 256;
@@ -276,7 +302,7 @@ long at_filter_set_first_match(at_filter_set *s, const at_stack *stack, const at
                                uint64_t size)
 {
     if (!candidates_known(s, stack->id))
-        compute_candidates(s, stack, frames);
+        compute_candidates(s, stack, frames, NULL);
     return first_candidate(s, stack->id, size);
 }
 
@@ -287,9 +313,13 @@ long at_filter_set_first_match_stack(at_filter_set *s, const at_stack *stack, co
         if (stack->nframes > s->scratch_cap) {
             s->scratch_cap = stack->nframes * 2;
             s->scratch = at_filter_xrealloc(s->scratch, s->scratch_cap * sizeof *s->scratch);
+            s->scratch_ids = at_filter_xrealloc(s->scratch_ids, s->scratch_cap * sizeof *s->scratch_ids);
         }
-        at_frame_read_stack(stack, maps, arena, s->scratch);
-        compute_candidates(s, stack, s->scratch);
+        for (uint32_t k = 0; k < stack->nframes; k++) {
+            s->scratch_ids[k] = at_filter_frame_id(s, &stack->frames[k], maps, arena);
+            s->scratch[k] = s->fr[s->scratch_ids[k]].info;
+        }
+        compute_candidates(s, stack, s->scratch, s->scratch_ids);
     }
     return first_candidate(s, stack->id, size);
 }

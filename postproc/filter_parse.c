@@ -315,6 +315,7 @@ static bool parse_literal(parser *ps, at_fkind kind, at_felem *e)
 static void elem_free(at_felem *e)
 {
     free(e->text);
+    free(e->memo);
     if (e->re)
         pcre2_code_free(e->re);
 }
@@ -608,6 +609,8 @@ void at_filter_set_free(at_filter_set *s)
     free(s->st_len);
     free(s->pool);
     free(s->scratch);
+    free(s->scratch_ids);
+    at_filter_frames_free(s);
     free(s);
 }
 

@@ -539,6 +539,50 @@ static void modules_come_from_the_maps_for_unresolved_frames(void **state)
     at_stacks_free(t);
 }
 
+static void shared_frames_answer_each_stack_correctly(void **state)
+{
+    (void)state;
+    /* Stacks sharing frames: per-frame answers are reused, per-stack
+     * results still differ where the lists differ. */
+    at_stack_table *t = at_stacks_new();
+    at_frame a[] = { { 0x10, "f() at /a/f.c:3" }, { 0x20, "main() at /a/main.c:9" } };
+    at_frame b[] = { { 0x30, "g() at /a/g.c:4" }, { 0x10, "f() at /a/f.c:3" }, { 0x20, "main() at /a/main.c:9" } };
+    at_frame c[] = { { 0x10, "f() at /a/f.c:30" }, { 0x20, "main() at /a/main.c:9" } };
+    const at_stack *sa = at_stacks_intern(t, a, 2), *sb = at_stacks_intern(t, b, 3), *sc = at_stacks_intern(t, c, 2);
+    at_filter_set *s = at_filter_set_new();
+    at_filter_error err;
+    assert_int_equal(at_filter_set_add_expr(s, "callstack contains [ main.c f.c : 3 ]", NULL, &err), 0);
+    assert_int_equal(at_filter_set_add_expr(s, "functions contains [ main f ... ]", NULL, &err), 0);
+    assert_int_equal(at_filter_set_first_match_stack(s, sa, NULL, t, 1), 0);
+    assert_int_equal(at_filter_set_first_match_stack(s, sb, NULL, t, 1), 1);
+    /* Same address, other text (another resolution): another frame. */
+    assert_int_equal(at_filter_set_first_match_stack(s, sc, NULL, t, 1), 1);
+    at_filter_set_free(s);
+    at_stacks_free(t);
+}
+
+static void an_address_reused_by_another_module_is_another_frame(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    at_maps *m = at_maps_new();
+    at_maps_add(m, "/lib/liba.so", 0x1000, 0x2000);
+    at_frame ra[] = { { 0x1100, NULL } };
+    at_frame rb[] = { { 0x1100, NULL }, { 0x10, NULL } };
+    const at_stack *a = at_stacks_intern(t, ra, 1), *b = at_stacks_intern(t, rb, 2);
+    at_filter_set *s = at_filter_set_new();
+    at_filter_error err;
+    assert_int_equal(at_filter_set_add_expr(s, "modules contains [ ... libb.so ]", NULL, &err), 0);
+    assert_int_equal(at_filter_set_first_match_stack(s, a, m, t, 1), -1);
+    /* liba.so unloaded, libb.so loaded over its range: the address now
+     * belongs to libb.so in the stacks that follow. */
+    at_maps_add(m, "/lib/libb.so", 0x1000, 0x2000);
+    assert_int_equal(at_filter_set_first_match_stack(s, b, m, t, 1), 0);
+    at_filter_set_free(s);
+    at_maps_free(m);
+    at_stacks_free(t);
+}
+
 static void needs_names_for_every_kind_but_modules(void **state)
 {
     (void)state;
@@ -595,6 +639,8 @@ int main(void)
         cmocka_unit_test(list_part_is_cached_per_stack_and_size_checked_each_call),
         cmocka_unit_test(first_match_returns_the_first_filter_in_order),
         cmocka_unit_test(modules_come_from_the_maps_for_unresolved_frames),
+        cmocka_unit_test(shared_frames_answer_each_stack_correctly),
+        cmocka_unit_test(an_address_reused_by_another_module_is_another_frame),
         cmocka_unit_test(needs_names_for_every_kind_but_modules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
