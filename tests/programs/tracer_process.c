@@ -11,6 +11,8 @@
  *               (run with the tracer's toggle signal set to USR2)
  *   fork-threads  three threads allocate without pause while main forks 50
  *               children that allocate 888 and _exit; prints "forks 50"
+ *   sigkill     allocates 50000 blocks of 64 bytes (several MiB of trace),
+ *               then SIGKILLs itself
  *   closefds    closes every descriptor above 2, allocates 20000 blocks
  *               of 32 bytes, opens a file into the freed number (the
  *               tracer must not write into it), allocates 444
@@ -151,6 +153,13 @@ int main(int argc, char **argv)
         free(a);
         free(b);
         return 0;
+    }
+    if (strcmp(mode, "sigkill") == 0) {
+        for (int i = 0; i < 50000; i++) {
+            void *volatile p = malloc(64);
+            free(p);
+        }
+        kill(getpid(), SIGKILL);
     }
     if (strcmp(mode, "fork-threads") == 0)
         return fork_threads();
