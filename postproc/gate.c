@@ -378,11 +378,14 @@ static void print_program_status(FILE *out, const at_gate *g)
         fprintf(out, "alloctrace: the program exited with status %d\n", g->opt.program_status);
 }
 
+/* Why the gate fails (nothing when it passes: --leak-exitcode 0 included). */
 static void print_verdict(FILE *out, const at_gate *g)
 {
-    if (g->verdict == AT_GATE_UNTRUSTED)
+    if (g->untrusted) {
         fprintf(out, "alloctrace: nothing trustworthy to judge: %s\n", g->untrusted);
-    else if (g->verdict == AT_GATE_PASS)
+        return;
+    }
+    if (g->verdict == AT_GATE_PASS)
         return;
     size_t groups = 0;
     for (size_t i = 0; i < g->nprocs; i++)
@@ -390,10 +393,9 @@ static void print_verdict(FILE *out, const at_gate *g)
     if (groups)
         fprintf(out, "alloctrace: %zu leak group(s)%s fail the gate\n", groups,
                 g->baseline ? " new or grown against the baseline" : "");
-    else if (g->verdict != AT_GATE_UNTRUSTED && g->opt.fail_on_program_error &&
-             g->opt.program_status > 0)
+    else if (g->opt.fail_on_program_error && g->opt.program_status > 0)
         fputs("alloctrace: the program's error fails the gate (--fail-on-program-error)\n", out);
-    else if (g->verdict != AT_GATE_UNTRUSTED && unused_user_suppressions(g))
+    else if (g->opt.fail_on_unused && unused_user_suppressions(g))
         fputs("alloctrace: unused suppressions fail the gate (--fail-on-unused-suppressions)\n", out);
 }
 

@@ -92,6 +92,33 @@ static void leak_exitcode_replaces_1(void **state)
     at_gate_free(g);
 }
 
+static void leak_exitcode_3_is_not_taken_for_untrusted(void **state)
+{
+    fixture *f = *state;
+    f->opt.leak_exitcode = 3;
+    at_gate *g = judge(f, NULL);
+    assert_int_equal(g->verdict, 3);
+    assert_null(g->untrusted);
+    char *r = report_of(g, at_gate_print_report);
+    assert_null(strstr(r, "nothing trustworthy"));
+    assert_non_null(strstr(r, "alloctrace: 2 leak group(s) fail the gate\n"));
+    free(r);
+    at_gate_free(g);
+}
+
+static void leak_exitcode_0_reports_leaks_but_passes(void **state)
+{
+    fixture *f = *state;
+    f->opt.leak_exitcode = 0;
+    at_gate *g = judge(f, NULL);
+    assert_int_equal(g->verdict, AT_GATE_PASS);
+    char *r = report_of(g, at_gate_print_report);
+    assert_null(strstr(r, "fail the gate"));
+    assert_non_null(strstr(r, "SUMMARY: alloctrace: 1584 byte(s) leaked in 5 allocation(s).\n"));
+    free(r);
+    at_gate_free(g);
+}
+
 static void process_without_leaks_passes(void **state)
 {
     fixture *f = *state;
@@ -434,6 +461,8 @@ int main(void)
         T(blocks_of_one_stack_form_one_group_largest_first),
         T(leaks_left_give_exit_1),
         T(leak_exitcode_replaces_1),
+        T(leak_exitcode_3_is_not_taken_for_untrusted),
+        T(leak_exitcode_0_reports_leaks_but_passes),
         T(process_without_leaks_passes),
         T(suppression_hides_exactly_one_group_and_counts_it),
         T(suppression_with_size_takes_only_blocks_of_that_size),
