@@ -179,7 +179,7 @@ static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size,
         return;
     }
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
-    at_commit(buf, at_format_body(buf, &e));
+    at_commit(buf, at_format_body(buf, &e), e.time_us);
 }
 
 static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)
@@ -202,7 +202,7 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
-    at_commit(buf, at_format_body(buf, &e));
+    at_commit(buf, at_format_body(buf, &e), e.time_us);
 }
 
 static void *op_realloc(void *p, size_t n, size_t m)

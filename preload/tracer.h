@@ -105,8 +105,10 @@ struct at_event {
 uint64_t at_now_us(void) AT_HIDDEN;
 /* Body of a record: everything after "INDEX. ". Returns its length. */
 size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
-/* Assigns the next index and appends "INDEX. " + body. */
-void at_commit(const char *body, size_t len) AT_HIDDEN;
+/* Assigns the next index and appends "INDEX. " + body. `time_us` is the
+ * record's time (0 when timestamps are off): with it, a buffer older than
+ * a second is written out, so an idle program's trace is not held back. */
+void at_commit(const char *body, size_t len, uint64_t time_us) AT_HIDDEN;
 /* realloc's pair under one lock hold: see writer.c. Returns realloc's result. */
 void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
                         void *old, size_t n, size_t m,

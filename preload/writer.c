@@ -65,6 +65,7 @@ static size_t buf_len;
 static uint64_t counter;          /* last index drawn; under ev_lock in full mode */
 static uint64_t records;          /* records since the file was (to be) opened */
 static int unbuffered;
+static uint64_t last_write_us;    /* time of the last age-triggered write */
 
 static int out_fd = -1;
 static dev_t out_dev;
@@ -337,7 +338,7 @@ static char *put_index(char *p, uint64_t idx)
     return p;
 }
 
-void at_commit(const char *body, size_t len)
+void at_commit(const char *body, size_t len, uint64_t time_us)
 {
     lock_ev();
     if (bufs[0]) {
@@ -346,8 +347,12 @@ void at_commit(const char *body, size_t len)
         memcpy(p, body, len);
         buf_len = (size_t)(p + len - bufs[cur]);
         records++;
-        if (unbuffered)
+        if (time_us && !last_write_us)
+            last_write_us = time_us;
+        if (unbuffered || (time_us && time_us - last_write_us > 1000000 && !open_pending)) {
+            last_write_us = time_us;
             swap_and_write();
+        }
     }
     unlock_ev();
 }
