@@ -135,11 +135,11 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/lib/alloctrace $(DESTDIR)$(PREFIX)/bin \
 	           $(DESTDIR)$(PREFIX)/include/alloctrace $(DESTDIR)$(PREFIX)/share/alloctrace
 	install -m 755 preload/liballoctrace.so $(DESTDIR)$(PREFIX)/lib/alloctrace/
-	install -m 755 scripts/alloctrace $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 scripts/alloctrace scripts/alloctrace-check $(DESTDIR)$(PREFIX)/bin/
 	[ ! -f postproc/alloctrace-postproc ] || install -m 755 postproc/alloctrace-postproc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/alloctrace.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/alloctrace/*.h $(DESTDIR)$(PREFIX)/include/alloctrace/
-	[ ! -d share ] || cp -r share/. $(DESTDIR)$(PREFIX)/share/alloctrace/
+	install -m 644 share/alloctrace/default.supp $(DESTDIR)$(PREFIX)/share/alloctrace/
 
 clean:
 	rm -rf $(B) $(PRODUCTS) $(CLEAN)
