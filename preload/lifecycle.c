@@ -8,7 +8,8 @@
  *   at start-up (in environ, which exec'd children inherit) - editing once
  *   there is cheaper and covers every exec variant, posix_spawn and
  *   system(). Before an exec the buffer is written (the image is about to
- *   vanish); the exec family is interposed for that.
+ *   vanish); the exec family is interposed for that. A forked child that
+ *   has not written its file yet drops its events instead (see writer.c).
  * - fork: pthread_atfork handlers hold every tracer lock across fork, so
  *   the child never inherits a lock held by a thread that does not exist
  *   there. The child drops the parent's buffer (the parent writes it) and
@@ -147,7 +148,7 @@ static void before_exec(void)
     if (at_state != AT_STATE_ACTIVE || at_guard)
         return;
     at_guard = 1;
-    at_writer_flush();
+    at_writer_before_exec();
     at_guard = 0;
 }
 

@@ -124,7 +124,8 @@ void at_append_raw(const char *text, size_t len) AT_HIDDEN;
 int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
 void at_writer_emergency_flush(void) AT_HIDDEN;  /* from a signal handler */
-void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
+void at_writer_unbuffered(void) AT_HIDDEN;
+void at_writer_before_exec(void) AT_HIDDEN;       /* after exit: write each record at once */
 void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */

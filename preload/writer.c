@@ -561,6 +561,23 @@ void at_writer_flush(void)
     unlock_ev();
 }
 
+/* Before an exec: a forked child whose file does not exist yet drops its
+ * few events between fork and exec instead of creating a file for them
+ * (a shell or make would otherwise leave one file per command it runs). */
+void at_writer_before_exec(void)
+{
+    if (!bufs[0] || getpid() != out_pid)
+        return;
+    lock_ev();
+    if (open_pending) {
+        buf_len = 0;
+        records = 0;
+    } else {
+        flush_locked();
+    }
+    unlock_ev();
+}
+
 void at_writer_unbuffered(void)
 {
     lock_ev();
