@@ -28,6 +28,8 @@
 #include <link.h>
 #include <string.h>
 
+#include <libunwind.h>
+
 #include "tracer.h"
 
 uintptr_t at_self_lo, at_self_hi;
@@ -81,6 +83,19 @@ static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
     *hi = q.hi;
 }
 
+/* libunwind's default (global) cache of unwind rules is guarded by a lock
+ * that a thread may hold at the moment another one forks; the child would
+ * then hang in its first slow-path unwind. Per-thread caches take no lock.
+ * (UNW_CACHE_PER_THREAD is 2 in libunwind.h; set through dlsym because
+ * libunwind is not linked.) */
+static void set_per_thread_caching(void *h)
+{
+    int (*set_policy)(void *, int) = (int (*)(void *, int))dlsym(h, "_ULx86_64_set_caching_policy");
+    void **local_as = dlsym(h, "_ULx86_64_local_addr_space");
+    if (set_policy && local_as)
+        set_policy(*local_as, UNW_CACHE_PER_THREAD);
+}
+
 int at_unwind_init(void)
 {
     code_range((const void *)at_unwind_init, &at_self_lo, &at_self_hi);
@@ -100,6 +115,7 @@ int at_unwind_init(void)
     if (!unw_backtrace_fn)
         return -1;
     code_range((const void *)unw_backtrace_fn, &unw_lo, &unw_hi);
+    set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's
      * thread-local block: also now, untraced. */
     unw_backtrace_fn(warm, 4);
