@@ -111,6 +111,39 @@ static void test_options_reach_the_tracer(void **state)
     h_cleanup();
 }
 
+static size_t count_files(const char *dir, const char *re)
+{
+    h_result ls = h_sh("ls %s", dir);
+    size_t n = h_count_lines(ls.out, re);
+    h_result_free(&ls);
+    return n;
+}
+
+static void test_follow_options_reach_the_tracer(void **state)
+{
+    (void)state;
+    char *prog = h_path("build/tests/programs/tracer_process");
+    char *dir = h_tmpdir();
+    char *out = h_fmt("%s/t.txt", dir);
+    const char *a1[] = { "-q", "--no-follow-fork", "-o", out, prog, "fork", NULL };
+    h_result r = launch(dir, a1, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_files(dir, "^t\\.txt"), 1);   /* no child file */
+    h_result_free(&r);
+    char *dir2 = h_tmpdir();
+    char *out2 = h_fmt("%s/t.txt", dir2);
+    const char *a2[] = { "-q", "--follow-exec", "-o", out2, prog, "fork-exec", NULL };
+    r = launch(dir2, a2, NULL);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_files(dir2, "^t\\.txt$"), 1);
+    assert_int_equal(count_files(dir2, "^t\\.txt\\.2$"), 1);   /* /bin/true's own trace */
+    h_result_free(&r);
+    free(out);
+    free(out2);
+    free(prog);
+    h_cleanup();
+}
+
 static void test_bad_options_fail_clearly(void **state)
 {
     (void)state;
@@ -179,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_default_trace_named_for_program_and_pid_and_summarised),
         cmocka_unit_test(test_exit_status_is_the_programs),
         cmocka_unit_test(test_options_reach_the_tracer),
+        cmocka_unit_test(test_follow_options_reach_the_tracer),
         cmocka_unit_test(test_bad_options_fail_clearly),
         cmocka_unit_test(test_existing_ld_preload_is_kept),
         cmocka_unit_test(test_static_and_setuid_programs_are_warned_about),
