@@ -174,12 +174,10 @@ static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size,
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
     at_maps_check(frames, e.nframes);
-    if (at_cfg.leaks_mode) {
+    if (at_cfg.leaks_mode)
         at_live_add(&e, at_next_index());
-        return;
-    }
-    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
-    at_commit(buf, at_format_body(buf, &e), e.time_us);
+    else
+        at_commit_alloc(&e);
 }
 
 static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)

@@ -113,6 +113,9 @@ void at_commit(const char *body, size_t len, uint64_t time_us) AT_HIDDEN;
 void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
                         void *old, size_t n, size_t m,
                         void *(*op)(void *, size_t, size_t)) AT_HIDDEN;
+/* An allocation record: staged in the thread's slot until the next lock
+ * hold of any thread commits it (see writer.c). */
+void at_commit_alloc(const struct at_event *e) AT_HIDDEN;
 /* Appends a record under a given index (leaks mode, at exit). */
 void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
 /* Next index without writing (leaks mode numbers events too). */

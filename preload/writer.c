@@ -338,10 +338,158 @@ static char *put_index(char *p, uint64_t idx)
     return p;
 }
 
+/*
+ * Staged allocations. Locking once per record makes two threads meet on
+ * ev_lock at every event. An allocation record can wait: nobody can
+ * release the block before the allocating call has returned, and every
+ * release drains the waiting allocations into the file before its own
+ * record. So a thread formats its allocation record into its own stage
+ * (one record) and pushes the stage on a lock-free list; whoever takes
+ * ev_lock next - this thread or another, for any record - first commits
+ * the waiting stages, drawing their indices then. An allocation followed
+ * by a free costs one lock hold instead of two. Index order is still file
+ * order; only the times of different threads may then step back a little.
+ * Every path that writes (exit, _exit, exec, fatal signals, a thread's
+ * exit) drains the list first; a forked child drops the parent's stages.
+ */
+struct stage {
+    struct stage *next;     /* on the pending list */
+    atomic_int state;       /* STAGE_FREE, _EMPTY (owned), _FULL (pending) */
+    size_t len;
+    char body[];
+};
+enum { STAGE_FREE, STAGE_EMPTY, STAGE_FULL };
+#define NSTAGES 1024
+
+static char *stage_pool;
+static size_t stage_size;
+static struct stage *_Atomic pending;
+static __thread struct stage *my_stage AT_TLS;
+static __thread int stage_off AT_TLS;      /* thread exiting: no more staging */
+static pthread_key_t stage_key;
+static int stage_key_ok;
+
+static struct stage *stage_at(size_t i)
+{
+    return (struct stage *)(stage_pool + i * stage_size);
+}
+
+/* Room for `need` bytes without ever letting go of ev_lock: a drain must
+ * not open a window in which another thread writes a release while the
+ * matching allocation sits in the drainer's hands. Writes the full buffer
+ * under the lock (once per megabyte). */
+static void reserve_held(size_t need)
+{
+    if (buf_len + need <= BUF_SIZE)
+        return;
+    pthread_mutex_lock(&wr_lock);
+    write_all(bufs[cur], buf_len);
+    buf_len = 0;
+    pthread_mutex_unlock(&wr_lock);
+}
+
+/* Under ev_lock: commits every waiting stage. */
+static void drain_locked(void)
+{
+    struct stage *s = atomic_exchange_explicit(&pending, NULL, memory_order_acquire);
+    while (s) {
+        struct stage *next = s->next;
+        reserve_held(s->len + 24);
+        char *p = put_index(bufs[cur] + buf_len, ++counter);
+        memcpy(p, s->body, s->len);
+        buf_len = (size_t)(p + s->len - bufs[cur]);
+        records++;
+        atomic_store_explicit(&s->state, STAGE_EMPTY, memory_order_release);
+        s = next;
+    }
+}
+
+/* Our previous record still waits: commit it. Another thread may have
+ * taken it off the list and be committing it (its drain can pause for a
+ * buffer write), so wait until it is marked done before reusing the slot. */
+static void wait_committed(struct stage *s)
+{
+    lock_ev();
+    if (bufs[0])
+        drain_locked();
+    unlock_ev();
+    while (atomic_load_explicit(&s->state, memory_order_acquire) == STAGE_FULL)
+        __builtin_ia32_pause();
+}
+
+/* Thread exit: commit what this thread left waiting, give the stage back. */
+static void stage_release(void *arg)
+{
+    struct stage *s = arg;
+    int saved = at_guard;
+    at_guard = 1;
+    stage_off = 1;
+    my_stage = NULL;
+    if (s) {
+        if (atomic_load(&s->state) == STAGE_FULL)
+            wait_committed(s);
+        atomic_store(&s->state, STAGE_FREE);
+    }
+    at_guard = saved;
+}
+
+static struct stage *claim_stage(void)
+{
+    if (!stage_pool || stage_off || !stage_key_ok)
+        return NULL;
+    for (size_t i = 0; i < NSTAGES; i++) {
+        struct stage *s = stage_at(i);
+        int expected = STAGE_FREE;
+        if (atomic_compare_exchange_strong(&s->state, &expected, STAGE_EMPTY)) {
+            my_stage = s;
+            pthread_setspecific(stage_key, s);
+            return s;
+        }
+    }
+    stage_off = 1;   /* pool exhausted: this thread commits directly */
+    return NULL;
+}
+
+static void stage_init(void)
+{
+    if (stage_pool)
+        return;
+    stage_size = (sizeof(struct stage) + AT_HEAD_MAX + AT_FRAME_TEXT * (size_t)at_cfg.depth + 2 + 63) &
+                 ~(size_t)63;
+    void *m = mmap(NULL, stage_size * NSTAGES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    stage_pool = m;
+    stage_key_ok = pthread_key_create(&stage_key, stage_release) == 0;
+}
+
+void at_commit_alloc(const struct at_event *e)
+{
+    struct stage *s = my_stage;
+    if (!s && !unbuffered)
+        s = claim_stage();
+    if (!s || unbuffered) {
+        char buf[AT_HEAD_MAX + AT_FRAME_TEXT * e->nframes + 2];
+        at_commit(buf, at_format_body(buf, e), e->time_us);
+        return;
+    }
+    if (atomic_load_explicit(&s->state, memory_order_acquire) == STAGE_FULL)
+        wait_committed(s);
+    s->len = at_format_body(s->body, e);
+    atomic_store_explicit(&s->state, STAGE_FULL, memory_order_release);
+    struct stage *head = atomic_load_explicit(&pending, memory_order_relaxed);
+    do
+        s->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&pending, &head, s, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
 void at_commit(const char *body, size_t len, uint64_t time_us)
 {
     lock_ev();
     if (bufs[0]) {
+        drain_locked();
         reserve(len + 24);
         char *p = put_index(bufs[cur] + buf_len, ++counter);
         memcpy(p, body, len);
@@ -361,6 +509,7 @@ void at_commit_indexed(uint64_t index, const char *body, size_t len)
 {
     lock_ev();
     if (bufs[0]) {
+        drain_locked();
         reserve(len + 24);
         char *p = put_index(bufs[cur] + buf_len, index);
         memcpy(p, body, len);
@@ -386,6 +535,7 @@ void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *a
         unlock_ev();
         return op(old, n, m);
     }
+    drain_locked();
     reserve(rel_len + 48 + AT_HEAD_MAX + (size_t)alloc->nframes * AT_FRAME_TEXT);
     size_t saved_len = buf_len;
     char *p = put_index(bufs[cur] + buf_len, ++counter);
@@ -520,6 +670,8 @@ int at_writer_open(pid_t pid, int child)
         }
         bufs[0] = m;
         bufs[1] = m + BUF_SIZE;
+        if (!at_cfg.leaks_mode)
+            stage_init();
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
     out_pid = pid;
@@ -544,6 +696,7 @@ int at_writer_open(pid_t pid, int child)
 /* A child with nothing but its header keeps it unwritten (no file yet). */
 static void flush_locked(void)
 {
+    drain_locked();
     if (open_pending && records == 0)
         return;
     pthread_mutex_lock(&wr_lock);
@@ -570,6 +723,7 @@ void at_writer_before_exec(void)
         return;
     lock_ev();
     if (open_pending) {
+        drain_locked();
         buf_len = 0;
         records = 0;
     } else {
@@ -582,6 +736,9 @@ void at_writer_unbuffered(void)
 {
     lock_ev();
     unbuffered = 1;
+    drain_locked();
+    if (buf_len)
+        swap_and_write();
     unlock_ev();
 }
 
@@ -604,6 +761,10 @@ void at_writer_emergency_flush(void)
     if (!bufs[0])
         return;
     int got_ev = holds_ev ? 0 : try_lock_bounded(&ev_lock);
+    if (got_ev) {
+        holds_ev = 1;
+        drain_locked();   /* before wr_lock: a full buffer is written through it */
+    }
     int got_wr = try_lock_bounded(&wr_lock);
     if (!(open_pending && records == 0)) {
         write_all(bufs[cur], buf_len);
@@ -612,7 +773,7 @@ void at_writer_emergency_flush(void)
     if (got_wr)
         pthread_mutex_unlock(&wr_lock);
     if (got_ev)
-        pthread_mutex_unlock(&ev_lock);
+        unlock_ev();
 }
 
 void at_writer_close(void)
@@ -645,6 +806,11 @@ void at_writer_fork_child(void)
     holds_ev = 0;
     buf_len = 0;
     records = 0;
+    /* The waiting stages are the parent's records; other threads' stages
+     * belong to threads that do not exist here. */
+    atomic_store(&pending, NULL);
+    for (size_t i = 0; stage_pool && i < NSTAGES; i++)
+        atomic_store(&stage_at(i)->state, stage_at(i) == my_stage ? STAGE_EMPTY : STAGE_FREE);
     if (out_fd >= 0)
         close(out_fd);
     out_fd = -1;

@@ -101,6 +101,22 @@ static void test_8_threads_100k_each_pair_in_file_order(void **state)
     h_cleanup();
 }
 
+static void test_release_in_another_thread_follows_the_allocation(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_threads", "handoff", "50000", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_true(check_pairing(&t) >= 100000);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_fork_child_writes_its_own_trace(void **state)
 {
     (void)state;
@@ -417,6 +433,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_8_threads_100k_each_pair_in_file_order),
+        cmocka_unit_test(test_release_in_another_thread_follows_the_allocation),
         cmocka_unit_test(test_fork_child_writes_its_own_trace),
         cmocka_unit_test(test_fork_untraced_when_not_followed),
         cmocka_unit_test(test_exec_children_untraced_by_default),
