@@ -14,6 +14,7 @@
  * it diffs well under version control.
  */
 #include "gate.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -32,22 +33,6 @@ struct at_baseline {
     entry *v;
     size_t n, cap;
 };
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xrealloc(NULL, n), s, n);
-}
 
 static const char *last_component(const char *path)
 {
@@ -75,7 +60,7 @@ char *at_baseline_key(const at_frame_info *frames, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         len += strlen(frames[i].function) + strlen(frames[i].file) + strlen(frames[i].module) +
                strlen(KEY_SEP) + 1;
-    char *key = xrealloc(NULL, len), *w = key;
+    char *key = at_xrealloc(NULL, len), *w = key;
     *w = '\0';
     for (uint32_t i = n; i-- > 0;) {
         const at_frame_info *f = &frames[i];
@@ -87,7 +72,7 @@ char *at_baseline_key(const at_frame_info *frames, uint32_t n)
 
 at_baseline *at_baseline_new(void)
 {
-    at_baseline *b = xrealloc(NULL, sizeof *b);
+    at_baseline *b = at_xrealloc(NULL, sizeof *b);
     *b = (at_baseline){ 0 };
     return b;
 }
@@ -119,10 +104,10 @@ void at_baseline_put(at_baseline *b, const char *process, const char *key, uint6
     if (!e) {
         if (b->n == b->cap) {
             b->cap = b->cap ? 2 * b->cap : 32;
-            b->v = xrealloc(b->v, b->cap * sizeof *b->v);
+            b->v = at_xrealloc(b->v, b->cap * sizeof *b->v);
         }
         e = &b->v[b->n++];
-        *e = (entry){ .process = xstrdup(process), .key = xstrdup(key) };
+        *e = (entry){ .process = at_xstrdup(process), .key = at_xstrdup(key) };
     }
     if (bytes > e->bytes)
         e->bytes = bytes;

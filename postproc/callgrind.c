@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "xalloc.h"
 
 #define NO_ALLOC_NAME "(no allocations)"
 #define NO_ALLOC_FILE "[alloctrace]"
@@ -113,12 +114,8 @@ static void block(writer *w, uint32_t f)
 static void blocks(writer *w)
 {
     const at_profile *p = w->p;
-    uint32_t *stack = calloc(p->nfuncs + 1, sizeof *stack);
-    uint32_t *next = calloc(p->nfuncs + 1, sizeof *next);
-    if (!stack || !next) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    uint32_t *stack = at_xcalloc(p->nfuncs + 1, sizeof *stack);
+    uint32_t *next = at_xcalloc(p->nfuncs + 1, sizeof *next);
     for (uint32_t root = 0; root < p->nfuncs; root++) {
         if ((w->state[root] & 3) != WHITE)
             continue;
@@ -189,13 +186,9 @@ static int render(FILE *out, const at_profile *p, const at_export_meta *m, bool 
         fputs("\nfl=(1) " NO_ALLOC_FILE "\nfn=(1) " NO_ALLOC_NAME "\n0 0 0\n", out);
     } else {
         writer w = { .out = out, .p = p, .kib = kib };
-        w.fn_id = calloc(p->nfuncs, sizeof *w.fn_id);
-        w.fl_id = calloc(p->nfiles, sizeof *w.fl_id);
-        w.state = calloc(p->nfuncs, 1);
-        if (!w.fn_id || !w.fl_id || !w.state) {
-            fputs("alloctrace-postproc: out of memory\n", stderr);
-            abort();
-        }
+        w.fn_id = at_xcalloc(p->nfuncs, sizeof *w.fn_id);
+        w.fl_id = at_xcalloc(p->nfiles, sizeof *w.fl_id);
+        w.state = at_xcalloc(p->nfuncs, 1);
         blocks(&w);
         free(w.fn_id);
         free(w.fl_id);
@@ -277,11 +270,7 @@ char *at_export_default_name(const at_export_meta *meta, bool webgrind)
     if (slash && slash[1])
         proc = slash + 1;
     size_t n = strlen(proc) + 64;
-    char *name = malloc(n);
-    if (!name) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    char *name = at_xmalloc(n);
     size_t o = (size_t)snprintf(name, n, "cachegrind.out.");
     for (const char *c = proc; *c; c++) {
         bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||

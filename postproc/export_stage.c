@@ -11,6 +11,7 @@
  * same pairing when -l is given, and then the samples already are leaks.
  */
 #include "export_stage.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -60,20 +61,6 @@ int at_cost_parse(const char *s, at_cost *c)
     return 0;
 }
 
-static void oom(void)
-{
-    fputs(AT_PROGRAM ": out of memory\n", stderr);
-    abort();
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
-        oom();
-    return q;
-}
-
 static bool pairing(const exporter *e)
 {
     return e->o.format == AT_FORMAT_REPORT;
@@ -93,7 +80,7 @@ static live_slot *live_find(exporter *e, uint32_t res, uint64_t id, bool insert)
         e->live_cap = ocap ? ocap * 2 : 1024;
         e->live = calloc(e->live_cap, sizeof *e->live);
         if (!e->live)
-            oom();
+            at_oom();
         e->live_used = 0;
         for (size_t i = 0; i < ocap; i++)
             if (old[i].used == 1) {
@@ -136,9 +123,9 @@ static void take(exporter *e, const at_call *c)
     }
     if (e->n == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 4096;
-        e->samples = xrealloc(e->samples, e->cap * sizeof *e->samples);
+        e->samples = at_xrealloc(e->samples, e->cap * sizeof *e->samples);
         if (pairing(e))
-            e->freed = xrealloc(e->freed, e->cap * sizeof *e->freed);
+            e->freed = at_xrealloc(e->freed, e->cap * sizeof *e->freed);
     }
     e->samples[e->n] = (at_sample){ c->stack, c->name, c->size, 1 };
     if (pairing(e)) {
@@ -217,7 +204,7 @@ static void write_callgrind_files(exporter *e, const at_profile *p, const at_exp
     bool named = !e->o.output || (webgrind && strcmp(e->o.output, "-") == 0);
     char *cg_name = named ? at_export_default_name(m, false) : strdup(out_name(e));
     if (!cg_name)
-        oom();
+        at_oom();
     FILE *f = named ? open_out(e, cg_name) : fd_out(e);
     if (f) {
         errno = 0;
@@ -226,7 +213,7 @@ static void write_callgrind_files(exporter *e, const at_profile *p, const at_exp
     if (webgrind && !e->d->failed) {
         /* After the Callgrind file is complete, so webgrind never finds its
          * preprocessed copy older than the original. */
-        char *wg_name = xrealloc(NULL, strlen(cg_name) + sizeof ".webgrind");
+        char *wg_name = at_xrealloc(NULL, strlen(cg_name) + sizeof ".webgrind");
         strcpy(wg_name, cg_name);
         strcat(wg_name, ".webgrind");
         if ((f = open_out(e, wg_name)) != NULL) {
@@ -248,7 +235,7 @@ static void write_report(exporter *e, FILE *f, const at_profile *p, const at_exp
         return;
     }
     size_t nl = 0;
-    at_sample *leaks = xrealloc(NULL, (e->n ? e->n : 1) * sizeof *leaks);
+    at_sample *leaks = at_xrealloc(NULL, (e->n ? e->n : 1) * sizeof *leaks);
     for (size_t i = 0; i < e->n; i++)
         if (!e->freed[i])
             leaks[nl++] = e->samples[i];
@@ -285,7 +272,7 @@ at_stage *at_export_stage_new(const at_export_opts *o, at_trace *t, at_diag *d)
 {
     exporter *e = calloc(1, sizeof *e);
     if (!e)
-        oom();
+        at_oom();
     e->stage = (at_stage){ .put = put, .finish = finish, .next = NULL };
     e->o = *o;
     e->t = t;

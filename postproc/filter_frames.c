@@ -12,6 +12,7 @@
  * another object, and map entries move when their table grows).
  */
 #include "filter_impl.h"
+#include "xalloc.h"
 
 #include <string.h>
 
@@ -36,7 +37,7 @@ static bool same(const at_fframe *f, uint64_t addr, const char *text, uint32_t m
 static void grow_slots(at_filter_set *s)
 {
     size_t n = s->fr_nslots ? s->fr_nslots * 2 : 1024;
-    uint32_t *slots = at_filter_xrealloc(NULL, n * sizeof *slots);
+    uint32_t *slots = at_xrealloc(NULL, n * sizeof *slots);
     memset(slots, 0xff, n * sizeof *slots);
     for (size_t i = 0; i < s->nfr; i++) {
         size_t k = (size_t)s->fr[i].hash & (n - 1);
@@ -65,7 +66,7 @@ uint32_t at_filter_frame_id(at_filter_set *s, const at_frame *frame, const at_ma
     }
     if (s->nfr == s->frcap) {
         s->frcap = s->frcap ? s->frcap * 2 : 1024;
-        s->fr = at_filter_xrealloc(s->fr, s->frcap * sizeof *s->fr);
+        s->fr = at_xrealloc(s->fr, s->frcap * sizeof *s->fr);
     }
     at_fframe *f = &s->fr[s->nfr];
     *f = (at_fframe){ .addr = frame->addr, .hash = h, .text = frame->text, .map_seq = map_seq };

@@ -108,7 +108,5 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
 /* Whether the size sub-filter holds. */
 bool at_fsub_size_holds(const at_fsub *sub, uint64_t size);
 
-/* Malloc that aborts on out-of-memory (the post-processor's policy). */
-void *at_filter_xrealloc(void *p, size_t n);
 
 #endif

@@ -15,6 +15,7 @@
  * allocation, only the size checks of those few candidates.
  */
 #include "filter_impl.h"
+#include "xalloc.h"
 
 #include <string.h>
 
@@ -121,7 +122,7 @@ static bool elem_matches_memo(at_filter_set *s, at_fkind kind, at_felem *e, cons
         size_t cap = e->memo_cap ? e->memo_cap : 256;
         while (cap <= id)
             cap *= 2;
-        e->memo = at_filter_xrealloc(e->memo, cap / 4);
+        e->memo = at_xrealloc(e->memo, cap / 4);
         memset(e->memo + e->memo_cap / 4, 0, (cap - e->memo_cap) / 4);
         e->memo_cap = cap;
     }
@@ -144,7 +145,7 @@ bool at_fsub_list_matches(at_filter_set *s, const at_fsub *sub, const at_frame_i
     bool small[2][130];
     bool *prev = small[0], *cur = small[1], *heap = NULL;
     if (n + 1 > sizeof small[0]) {
-        heap = at_filter_xrealloc(NULL, 2 * (n + 1) * sizeof *heap);
+        heap = at_xrealloc(NULL, 2 * (n + 1) * sizeof *heap);
         prev = heap;
         cur = heap + n + 1;
     }
@@ -230,7 +231,7 @@ static bool list_part(at_filter_set *s, at_filter *f, const at_stack *stack, con
         size_t cap = f->cache_cap ? f->cache_cap : 64;
         while (cap <= id)
             cap *= 2;
-        f->cache = at_filter_xrealloc(f->cache, cap);
+        f->cache = at_xrealloc(f->cache, cap);
         memset(f->cache + f->cache_cap, 0, cap - f->cache_cap);
         f->cache_cap = cap;
     }
@@ -269,8 +270,8 @@ static void compute_candidates(at_filter_set *s, const at_stack *stack, const at
         size_t cap = s->st_cap ? s->st_cap : 64;
         while (cap <= id)
             cap *= 2;
-        s->st_start = at_filter_xrealloc(s->st_start, cap * sizeof *s->st_start);
-        s->st_len = at_filter_xrealloc(s->st_len, cap * sizeof *s->st_len);
+        s->st_start = at_xrealloc(s->st_start, cap * sizeof *s->st_start);
+        s->st_len = at_xrealloc(s->st_len, cap * sizeof *s->st_len);
         for (size_t k = s->st_cap; k < cap; k++)
             s->st_start[k] = UINT32_MAX;
         s->st_cap = cap;
@@ -281,7 +282,7 @@ static void compute_candidates(at_filter_set *s, const at_stack *stack, const at
             continue;
         if (s->pool_len == s->pool_cap) {
             s->pool_cap = s->pool_cap ? 2 * s->pool_cap : 256;
-            s->pool = at_filter_xrealloc(s->pool, s->pool_cap * sizeof *s->pool);
+            s->pool = at_xrealloc(s->pool, s->pool_cap * sizeof *s->pool);
         }
         s->pool[s->pool_len++] = (uint32_t)i;
     }
@@ -312,8 +313,8 @@ long at_filter_set_first_match_stack(at_filter_set *s, const at_stack *stack, co
     if (!candidates_known(s, stack->id)) {
         if (stack->nframes > s->scratch_cap) {
             s->scratch_cap = stack->nframes * 2;
-            s->scratch = at_filter_xrealloc(s->scratch, s->scratch_cap * sizeof *s->scratch);
-            s->scratch_ids = at_filter_xrealloc(s->scratch_ids, s->scratch_cap * sizeof *s->scratch_ids);
+            s->scratch = at_xrealloc(s->scratch, s->scratch_cap * sizeof *s->scratch);
+            s->scratch_ids = at_xrealloc(s->scratch_ids, s->scratch_cap * sizeof *s->scratch_ids);
         }
         for (uint32_t k = 0; k < stack->nframes; k++) {
             s->scratch_ids[k] = at_filter_frame_id(s, &stack->frames[k], maps, arena);

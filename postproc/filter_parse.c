@@ -14,43 +14,12 @@
  *   ']' should be; "inverted range" points at its '['.
  */
 #include "filter_impl.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-void *at_filter_xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
-static char *xstrndup(const char *s, size_t n)
-{
-    char *d = at_filter_xrealloc(NULL, n + 1);
-    memcpy(d, s, n);
-    d[n] = '\0';
-    return d;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    va_end(ap);
-    return s;
-}
 
 /* ---- the scanner -------------------------------------------------------- */
 
@@ -112,15 +81,15 @@ static bool fail(parser *ps, size_t pos, const char *fmt, ...)
     at_filter_error *err = ps->err;
     int column = (int)pos + 1;
     if (ps->lineno)
-        err->location = xasprintf("%s:%zu:%d", ps->origin, ps->lineno, column);
+        err->location = at_xasprintf("%s:%zu:%d", ps->origin, ps->lineno, column);
     else
-        err->location = xasprintf("%s:%d", ps->origin, column);
+        err->location = at_xasprintf("%s:%d", ps->origin, column);
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&err->message, fmt, ap) < 0)
         abort();
     va_end(ap);
-    err->source_line = xstrndup(ps->p, ps->len);
+    err->source_line = at_xstrndup(ps->p, ps->len);
     err->column = column;
     return false;
 }
@@ -254,7 +223,7 @@ static bool parse_regex(parser *ps, at_felem *e)
     e->jit = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     e->type = AT_EL_REGEX;
     e->re = re;
-    e->text = xstrndup(ps->p + src, len);
+    e->text = at_xstrndup(ps->p + src, len);
     e->len = len;
     ps->pos = k + 2;
     return true;
@@ -306,7 +275,7 @@ static bool parse_literal(parser *ps, at_fkind kind, at_felem *e)
             return line_spec_not_here(ps, start + colon, kind);
     }
     e->type = AT_EL_LITERAL;
-    e->text = xstrndup(s, n);
+    e->text = at_xstrndup(s, n);
     e->len = n;
     e->dir = s[n - 1] == '/';
     return true;
@@ -391,7 +360,7 @@ static bool parse_list(parser *ps, at_fsub *sub)
         }
         if (sub->nelems == cap) {
             cap = cap ? 2 * cap : 8;
-            sub->elems = at_filter_xrealloc(sub->elems, cap * sizeof *sub->elems);
+            sub->elems = at_xrealloc(sub->elems, cap * sizeof *sub->elems);
         }
         at_felem *e = &sub->elems[sub->nelems];
         if (!parse_element(ps, sub->kind, e)) {
@@ -532,7 +501,7 @@ static char *parse_name(parser *ps)
     if (e == start || e >= ps->len || ps->p[e] != ':')
         return NULL;
     ps->pos = e + 1;
-    return xstrndup(ps->p + start, e - start);
+    return at_xstrndup(ps->p + start, e - start);
 }
 
 static bool parse_filter(parser *ps, at_filter *f)
@@ -546,7 +515,7 @@ static bool parse_filter(parser *ps, at_filter *f)
     for (;;) {
         if (f->nsubs == cap) {
             cap = cap ? 2 * cap : 2;
-            f->subs = at_filter_xrealloc(f->subs, cap * sizeof *f->subs);
+            f->subs = at_xrealloc(f->subs, cap * sizeof *f->subs);
         }
         at_fsub *sub = &f->subs[f->nsubs];
         *sub = (at_fsub){ 0 };
@@ -589,7 +558,7 @@ void at_filter_destroy(at_filter *f)
 
 at_filter_set *at_filter_set_new(void)
 {
-    at_filter_set *s = at_filter_xrealloc(NULL, sizeof *s);
+    at_filter_set *s = at_xrealloc(NULL, sizeof *s);
     *s = (at_filter_set){ 0 };
     s->md = pcre2_match_data_create(1, NULL);
     if (!s->md)
@@ -624,7 +593,7 @@ static at_filter *pending_add(pending *pd)
 {
     if (pd->n == pd->cap) {
         pd->cap = pd->cap ? 2 * pd->cap : 4;
-        pd->v = at_filter_xrealloc(pd->v, pd->cap * sizeof *pd->v);
+        pd->v = at_xrealloc(pd->v, pd->cap * sizeof *pd->v);
     }
     at_filter *f = &pd->v[pd->n++];
     *f = (at_filter){ 0 };
@@ -642,7 +611,7 @@ static void pending_commit(at_filter_set *s, pending *pd)
 {
     if (s->count + pd->n > s->cap) {
         s->cap = (s->count + pd->n) * 2;
-        s->filters = at_filter_xrealloc(s->filters, s->cap * sizeof *s->filters);
+        s->filters = at_xrealloc(s->filters, s->cap * sizeof *s->filters);
     }
     if (pd->n)
         memcpy(s->filters + s->count, pd->v, pd->n * sizeof *pd->v);
@@ -667,7 +636,7 @@ int at_filter_set_add_expr(at_filter_set *s, const char *expr, const char *origi
         pending_drop(&pd);
         return -1;
     }
-    f->label = xstrndup(f->name ? f->name : origin, strlen(f->name ? f->name : origin));
+    f->label = at_xstrndup(f->name ? f->name : origin, strlen(f->name ? f->name : origin));
     pending_commit(s, &pd);
     return 0;
 }
@@ -706,7 +675,7 @@ int at_filter_set_add_text(at_filter_set *s, const char *text, size_t len, const
             pending_drop(&pd);
             return -1;
         }
-        f->label = f->name ? xstrndup(f->name, strlen(f->name)) : xasprintf("%s:%zu", path, lineno);
+        f->label = f->name ? at_xstrndup(f->name, strlen(f->name)) : at_xasprintf("%s:%zu", path, lineno);
     }
     pending_commit(s, &pd);
     return 0;
@@ -717,8 +686,8 @@ int at_filter_set_add_file(at_filter_set *s, const char *path, at_filter_error *
     *err = (at_filter_error){ 0 };
     FILE *f = fopen(path, "rb");
     if (!f) {
-        err->location = xstrndup(path, strlen(path));
-        err->message = xasprintf("cannot open filter file: %s", strerror(errno));
+        err->location = at_xstrndup(path, strlen(path));
+        err->message = at_xasprintf("cannot open filter file: %s", strerror(errno));
         return -1;
     }
     char *buf = NULL;
@@ -726,7 +695,7 @@ int at_filter_set_add_file(at_filter_set *s, const char *path, at_filter_error *
     for (;;) {
         if (len == cap) {
             cap = cap ? 2 * cap : 4096;
-            buf = at_filter_xrealloc(buf, cap);
+            buf = at_xrealloc(buf, cap);
         }
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
@@ -738,8 +707,8 @@ int at_filter_set_add_file(at_filter_set *s, const char *path, at_filter_error *
     fclose(f);
     if (bad) {
         free(buf);
-        err->location = xstrndup(path, strlen(path));
-        err->message = xasprintf("cannot read filter file: %s", strerror(saved));
+        err->location = at_xstrndup(path, strlen(path));
+        err->message = at_xasprintf("cannot read filter file: %s", strerror(saved));
         return -1;
     }
     int rc = at_filter_set_add_text(s, buf, len, path, err);

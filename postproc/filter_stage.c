@@ -11,8 +11,9 @@
  * leak pairing there are no releases and the table stays empty.
  */
 #include "filter_stage.h"
+#include "xalloc.h"
 
-#include "filter_impl.h" /* at_filter_xrealloc */
+#include "filter_impl.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,7 @@ static void insert(dropped_set *d, uint32_t res, uint64_t id);
 
 static void rehash(dropped_set *d, size_t cap)
 {
-    dropped_set n = { .slots = at_filter_xrealloc(NULL, cap * sizeof *n.slots), .cap = cap };
+    dropped_set n = { .slots = at_xrealloc(NULL, cap * sizeof *n.slots), .cap = cap };
     memset(n.slots, 0, cap * sizeof *n.slots);
     for (size_t i = 0; i < d->cap; i++)
         if (d->slots[i].state == 1)
@@ -214,7 +215,7 @@ static void put_group(filter_stage *s, const at_record *r)
     const at_group *g = r->u.group;
     if (g->ncalls > s->ccap) {
         s->ccap = g->ncalls;
-        s->calls = at_filter_xrealloc(s->calls, s->ccap * sizeof *s->calls);
+        s->calls = at_xrealloc(s->calls, s->ccap * sizeof *s->calls);
     }
     at_group kept = { .stack = g->stack, .calls = s->calls };
     for (size_t i = 0; i < g->ncalls; i++)
@@ -257,11 +258,11 @@ static void finish(at_stage *self)
 
 at_stage *at_filter_stage_new(at_stage *next, at_trace *t, const at_filter_opts *o, FILE *report)
 {
-    filter_stage *s = at_filter_xrealloc(NULL, sizeof *s);
+    filter_stage *s = at_xrealloc(NULL, sizeof *s);
     *s = (filter_stage){ .stage = { .put = put, .finish = finish, .next = next }, .t = t, .o = o,
                          .report = report };
     size_t n = count(o->suppress);
-    s->tally = at_filter_xrealloc(NULL, (n ? n : 1) * sizeof *s->tally);
+    s->tally = at_xrealloc(NULL, (n ? n : 1) * sizeof *s->tally);
     memset(s->tally, 0, (n ? n : 1) * sizeof *s->tally);
     return &s->stage;
 }

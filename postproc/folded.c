@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "xalloc.h"
 
 typedef struct line {
     char *text;
@@ -30,10 +31,8 @@ static char *fold(const at_profile *p, const at_ppath *q)
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
-    if (!mem) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    if (!mem)
+        at_oom();
     for (uint32_t i = q->stack->nframes; i-- > 0;) {
         put_name(mem, p->funcs[q->fids[i]].name);
         fputc(';', mem);
@@ -58,11 +57,7 @@ static int by_first(const void *a, const void *b)
 
 int at_export_folded(FILE *out, const at_profile *p, at_cost cost)
 {
-    line *lines = calloc(p->npaths ? p->npaths : 1, sizeof *lines);
-    if (!lines) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    line *lines = at_xcalloc(p->npaths, sizeof *lines);
     for (size_t i = 0; i < p->npaths; i++) {
         const at_ppath *q = &p->paths[i];
         lines[i] = (line){ fold(p, q), i, cost == AT_COST_BLOCKS ? q->cost.blocks : q->cost.bytes };

@@ -17,22 +17,13 @@
  *   when that was set to 0: asking for the failure means wanting one.
  */
 #include "gate.h"
+#include "xalloc.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
 
 static const char *keep(at_gate *g, const char *s)
 {
@@ -50,11 +41,11 @@ void at_gate_options_init(at_gate_options *o)
 
 at_gate *at_gate_new(const at_gate_options *opt, const at_gate_matcher *m, const at_baseline *b)
 {
-    at_gate *g = xrealloc(NULL, sizeof *g);
+    at_gate *g = at_xrealloc(NULL, sizeof *g);
     *g = (at_gate){ .opt = *opt, .baseline = b, .arena = at_stacks_new() };
     if (m) {
         g->nsupps = m->count;
-        g->supps = xrealloc(NULL, (m->count ? m->count : 1) * sizeof *g->supps);
+        g->supps = at_xrealloc(NULL, (m->count ? m->count : 1) * sizeof *g->supps);
         for (size_t i = 0; i < m->count; i++)
             g->supps[i] = (at_gate_supp_use){ .label = keep(g, m->label(m->ctx, i)),
                                                .is_default = i < m->ndefault };
@@ -86,7 +77,7 @@ at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char
 {
     if (g->nprocs == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 8;
-        g->procs = xrealloc(g->procs, g->cap * sizeof *g->procs);
+        g->procs = at_xrealloc(g->procs, g->cap * sizeof *g->procs);
     }
     at_gate_proc *p = &g->procs[g->nprocs++];
     *p = (at_gate_proc){ .trace_path = keep(g, trace_path ? trace_path : "-"),
@@ -116,10 +107,10 @@ static at_gate_group *new_group(at_gate *g, at_gate_proc *p, const at_frame_info
 {
     if (p->ngroups == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 16;
-        p->groups = xrealloc(p->groups, p->cap * sizeof *p->groups);
+        p->groups = at_xrealloc(p->groups, p->cap * sizeof *p->groups);
     }
     at_gate_group *grp = &p->groups[p->ngroups++];
-    *grp = (at_gate_group){ .nframes = n, .frames = xrealloc(NULL, (n ? n : 1) * sizeof *frames) };
+    *grp = (at_gate_group){ .nframes = n, .frames = at_xrealloc(NULL, (n ? n : 1) * sizeof *frames) };
     for (uint32_t i = 0; i < n; i++) {
         grp->frames[i] = frames[i];
         grp->frames[i].function = keep(g, frames[i].function);
@@ -166,7 +157,7 @@ void at_gate_add_leaks(at_gate *g, at_gate_proc *p, const at_gate_block *blocks,
 {
     if (n == 0)
         return;
-    at_gate_block *sorted = xrealloc(NULL, n * sizeof *sorted);
+    at_gate_block *sorted = at_xrealloc(NULL, n * sizeof *sorted);
     memcpy(sorted, blocks, n * sizeof *sorted);
     qsort(sorted, n, sizeof *sorted, by_stack_then_size);
     at_frame_info *frames = NULL;
@@ -175,7 +166,7 @@ void at_gate_add_leaks(at_gate *g, at_gate_proc *p, const at_gate_block *blocks,
         while (j < n && sorted[j].stack == sorted[i].stack)
             j++;
         const at_stack *stack = sorted[i].stack;
-        frames = xrealloc(frames, (stack->nframes ? stack->nframes : 1) * sizeof *frames);
+        frames = at_xrealloc(frames, (stack->nframes ? stack->nframes : 1) * sizeof *frames);
         at_frame_read_stack(stack, maps, stacks, frames);
         add_stack_run(g, p, sorted + i, j - i, frames);
         i = j;
@@ -428,7 +419,7 @@ static void sb_add(strbuf *b, const char *s, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         b->cap = (b->len + n + 1) * 2;
-        b->s = xrealloc(b->s, b->cap);
+        b->s = at_xrealloc(b->s, b->cap);
     }
     memcpy(b->s + b->len, s, n);
     b->len += n;
@@ -578,7 +569,7 @@ void at_gate_print_suppressions(FILE *out, const at_gate *g)
         n += g->procs[i].ngroups;
     if (n == 0)
         return;
-    gen_entry *e = xrealloc(NULL, n * sizeof *e);
+    gen_entry *e = at_xrealloc(NULL, n * sizeof *e);
     for (size_t i = 0; i < g->nprocs; i++)
         for (size_t j = 0; j < g->procs[i].ngroups; j++)
             e[k++] = (gen_entry){ filter_for(&g->procs[i].groups[j], false), &g->procs[i], j, false };

@@ -21,6 +21,7 @@
  *   trace; the benchmark (bench/gate) shows what that costs.
  */
 #include "gate_run.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -216,11 +217,7 @@ static void collect_put(at_stage *self, const at_record *rec)
     } else if (rec->kind == AT_REC_CALL && rec->u.call->is_alloc) {
         if (c->n == c->cap) {
             c->cap = c->cap ? 2 * c->cap : 256;
-            c->blocks = realloc(c->blocks, c->cap * sizeof *c->blocks);
-            if (!c->blocks) {
-                fputs(AT_PROGRAM ": out of memory\n", stderr);
-                abort();
-            }
+            c->blocks = at_xreallocarray(c->blocks, c->cap, sizeof *c->blocks);
         }
         const at_stack *s = at_resolver_resolve(c->r, c->t->stacks, rec->u.call->stack);
         c->blocks[c->n++] = (at_gate_block){ s, rec->u.call->size };

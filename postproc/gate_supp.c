@@ -10,6 +10,7 @@
  * (stack, size) of a process.
  */
 #include "gate_supp.h"
+#include "xalloc.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -37,11 +38,8 @@ static long first_match(void *ctx, const at_stack *stack, const at_frame_info *f
 
 at_gate_supp *at_gate_supp_new(void)
 {
-    at_gate_supp *s = calloc(1, sizeof *s);
-    if (!s || !(s->set = at_filter_set_new())) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    at_gate_supp *s = at_xcalloc(1, sizeof *s);
+    s->set = at_filter_set_new();
     return s;
 }
 

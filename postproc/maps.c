@@ -4,6 +4,7 @@
  * so a sorted index would buy little.
  */
 #include "maps.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,25 +21,9 @@ struct at_maps {
     size_t npending;
 };
 
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    return memcpy(xrealloc(NULL, n), s, n);
-}
-
 at_maps *at_maps_new(void)
 {
-    return memset(xrealloc(NULL, sizeof(at_maps)), 0, sizeof(at_maps));
+    return memset(at_xrealloc(NULL, sizeof(at_maps)), 0, sizeof(at_maps));
 }
 
 void at_maps_free(at_maps *m)
@@ -62,10 +47,10 @@ const at_map *at_maps_add(at_maps *m, const char *path, uint64_t start, uint64_t
 {
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 64;
-        m->maps = xrealloc(m->maps, m->cap * sizeof *m->maps);
+        m->maps = at_xrealloc(m->maps, m->cap * sizeof *m->maps);
     }
     at_map *e = &m->maps[m->n];
-    *e = (at_map){ .path = xstrdup(path), .start = start, .end = end, .seq = (uint32_t)m->n };
+    *e = (at_map){ .path = at_xstrdup(path), .start = start, .end = end, .seq = (uint32_t)m->n };
     for (size_t i = 0; i < m->npending; i++) {
         if (strcmp(m->pending[i].path, path) == 0) {
             e->build_id = m->pending[i].hex;
@@ -83,12 +68,12 @@ void at_maps_set_build_id(at_maps *m, const char *path, const char *hex)
     for (size_t i = m->n; i-- > 0;) {
         if (strcmp(m->maps[i].path, path) == 0) {
             free((char *)m->maps[i].build_id);
-            m->maps[i].build_id = xstrdup(hex);
+            m->maps[i].build_id = at_xstrdup(hex);
             return;
         }
     }
-    m->pending = xrealloc(m->pending, (m->npending + 1) * sizeof *m->pending);
-    m->pending[m->npending++] = (pending_id){ xstrdup(path), xstrdup(hex) };
+    m->pending = at_xrealloc(m->pending, (m->npending + 1) * sizeof *m->pending);
+    m->pending[m->npending++] = (pending_id){ at_xstrdup(path), at_xstrdup(hex) };
 }
 
 const at_map *at_maps_find(const at_maps *m, uint64_t addr)

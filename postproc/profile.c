@@ -19,6 +19,7 @@
  * base name appended ("helper [util.c]"), then the full path, then a number.
  */
 #include "profile.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,26 +31,6 @@
 #define ROOT_NAME "(truncated backtrace)"
 #define ROOT_FILE "[alloctrace]"
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static void *xrealloc(void *p, size_t n, size_t size)
-{
-    void *q = realloc(p, (n ? n : 1) * size);
-    if (!q) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
 /* Grows *arr (of *cap elements of `size` bytes) to hold at least `need`. */
 static void grow(void **arr, uint32_t *cap, size_t need, size_t size)
 {
@@ -58,7 +39,7 @@ static void grow(void **arr, uint32_t *cap, size_t need, size_t size)
     uint32_t c = *cap ? *cap : 16;
     while (c < need)
         c *= 2;
-    *arr = xrealloc(*arr, c, size);
+    *arr = at_xreallocarray(*arr, c, size);
     *cap = c;
 }
 
@@ -91,8 +72,8 @@ static void hindex_init(hindex *x)
 {
     x->cap = 256;
     x->count = 0;
-    x->hashes = xcalloc(x->cap, sizeof *x->hashes);
-    x->ids = xcalloc(x->cap, sizeof *x->ids);
+    x->hashes = at_xcalloc(x->cap, sizeof *x->hashes);
+    x->ids = at_xcalloc(x->cap, sizeof *x->ids);
     memset(x->ids, 0xff, x->cap * sizeof *x->ids);
 }
 
@@ -126,8 +107,8 @@ static void hindex_put(hindex *x, uint64_t h, uint32_t id)
     if ((x->count + 1) * 2 > x->cap) {
         hindex old = *x;
         x->cap *= 2;
-        x->hashes = xcalloc(x->cap, sizeof *x->hashes);
-        x->ids = xcalloc(x->cap, sizeof *x->ids);
+        x->hashes = at_xcalloc(x->cap, sizeof *x->hashes);
+        x->ids = at_xcalloc(x->cap, sizeof *x->ids);
         memset(x->ids, 0xff, x->cap * sizeof *x->ids);
         for (uint32_t i = 0; i < old.cap; i++)
             if (old.ids[i] != AT_PROFILE_NONE)
@@ -276,7 +257,7 @@ static const char *module_file(builder *b, const char *module)
     if (strcmp(module, AT_UNKNOWN) == 0)
         return module;
     size_t n = strlen(module);
-    char *text = xcalloc(1, n + 3);
+    char *text = at_xcalloc(1, n + 3);
     text[0] = '[';
     memcpy(text + 1, module, n);
     text[n + 1] = ']';
@@ -300,15 +281,15 @@ static void frame_function(builder *b, const at_frame_info *fi, const char **nam
     if (m && strcmp(m->path, fi->module) == 0) {
         const char *base = base_name(m->path);
         size_t n = strlen(base) + sizeof buf;
-        text = xcalloc(1, n);
+        text = at_xcalloc(1, n);
         snprintf(text, n, "%s+0x%llx", base, (unsigned long long)(fi->addr - m->start));
     } else if (strcmp(fi->module, AT_UNKNOWN) != 0) {
         const char *base = base_name(fi->module);
         size_t n = strlen(base) + sizeof buf;
-        text = xcalloc(1, n);
+        text = at_xcalloc(1, n);
         snprintf(text, n, "%s@0x%llx", base, (unsigned long long)fi->addr);
     } else {
-        text = xcalloc(1, sizeof buf);
+        text = at_xcalloc(1, sizeof buf);
         snprintf(text, sizeof buf, "0x%llx", (unsigned long long)fi->addr);
     }
     *name = at_stacks_strdup(b->arena, text, strlen(text));
@@ -330,7 +311,7 @@ static uint32_t stack_functions(builder *b, const at_stack *st)
     grow((void **)&b->fid_pool, &b->pool_cap, (size_t)off + st->nframes, sizeof *b->fid_pool);
     grow((void **)&b->line_pool, &b->line_cap, (size_t)off + st->nframes, sizeof *b->line_pool);
     b->pool_used += st->nframes;
-    at_frame_info *infos = xcalloc(st->nframes, sizeof *infos);
+    at_frame_info *infos = at_xcalloc(st->nframes, sizeof *infos);
     at_frame_read_stack(st, b->maps, b->arena, infos);
     for (uint32_t i = 0; i < st->nframes; i++) {
         const char *name, *file;
@@ -370,7 +351,7 @@ static void path_edges(builder *b, uint32_t pi, const uint32_t *fids, const unsi
 static void add_roots(builder *b)
 {
     at_profile *p = b->p;
-    bool *called = xcalloc(p->nfuncs, sizeof *called);
+    bool *called = at_xcalloc(p->nfuncs, sizeof *called);
     for (uint32_t e = 0; e < p->nedges; e++)
         called[p->edges[e].callee] = true;
     uint32_t root = AT_PROFILE_NONE;
@@ -399,7 +380,7 @@ static bool is_space(char c)
 static char *sanitize(const char *s, bool function)
 {
     size_t n = strlen(s);
-    char *out = xcalloc(1, n + 3);
+    char *out = at_xcalloc(1, n + 3);
     size_t o = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -430,7 +411,7 @@ static char *sanitize(const char *s, bool function)
         out[--o] = 0;
     if (start == o) {
         free(out);
-        out = xcalloc(1, 3);
+        out = at_xcalloc(1, 3);
         memcpy(out, "??", 2);
         return out;
     }
@@ -444,14 +425,14 @@ static char *file_label(const char *file)
 {
     size_t n = strlen(file);
     if (file[0] == '[' && n > 2 && file[n - 1] == ']') {
-        char *inner = xcalloc(1, n);
+        char *inner = at_xcalloc(1, n);
         memcpy(inner, file + 1, n - 2);
         const char *base = base_name(inner);
         memmove(inner, base, strlen(base) + 1);
         return inner;
     }
     const char *base = base_name(file);
-    char *label = xcalloc(1, strlen(base) + 1);
+    char *label = at_xcalloc(1, strlen(base) + 1);
     memcpy(label, base, strlen(base));
     return label;
 }
@@ -493,7 +474,7 @@ static void name_add(name_set *s, char *name)
 static char *concat(const char *a, const char *b, const char *c)
 {
     size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *s = xcalloc(1, n);
+    char *s = at_xcalloc(1, n);
     snprintf(s, n, "%s%s%s", a, b, c);
     return s;
 }
@@ -501,12 +482,12 @@ static char *concat(const char *a, const char *b, const char *c)
 static void assign_names(builder *b)
 {
     at_profile *p = b->p;
-    char **base = xcalloc(p->nfuncs, sizeof *base);
+    char **base = at_xcalloc(p->nfuncs, sizeof *base);
     name_set all = { 0 }, uniq = { 0 }, files = { 0 };
     hindex_init(&all.ix);
     hindex_init(&uniq.ix);
     hindex_init(&files.ix);
-    uint32_t *count = xcalloc(p->nfuncs, sizeof *count);
+    uint32_t *count = at_xcalloc(p->nfuncs, sizeof *count);
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         base[f] = sanitize(b->raw_names[f], true);
         char *file = sanitize(b->raw_files[f], false);
@@ -572,7 +553,7 @@ static void assign_names(builder *b)
 /* Each function's calls, in the order the edges were first counted. */
 static void index_calls(at_profile *p)
 {
-    p->out = xcalloc(p->nedges, sizeof *p->out);
+    p->out = at_xcalloc(p->nedges, sizeof *p->out);
     for (uint32_t e = 0; e < p->nedges; e++)
         p->funcs[p->edges[e].caller].nout++;
     uint32_t off = 0;
@@ -591,7 +572,7 @@ at_profile *at_profile_build(const at_sample *samples, size_t n, const at_maps *
                              at_stack_table *arena)
 {
     builder b = { .maps = maps, .arena = arena };
-    at_profile *p = b.p = xcalloc(1, sizeof *p);
+    at_profile *p = b.p = at_xcalloc(1, sizeof *p);
     hindex_init(&b.func_ix);
     hindex_init(&b.edge_ix);
     hindex_init(&b.path_ix);
@@ -599,7 +580,7 @@ at_profile *at_profile_build(const at_sample *samples, size_t n, const at_maps *
         add_sample(&b, &samples[i]);
     p->samples = n;
 
-    uint32_t *offs = xcalloc(p->npaths, sizeof *offs);
+    uint32_t *offs = at_xcalloc(p->npaths, sizeof *offs);
     for (size_t i = 0; i < p->npaths; i++) {
         at_ppath *q = &p->paths[i];
         q->leaf = func_get(&b, q->alloc_fn, ALLOCATOR_FILE, 0);
@@ -609,7 +590,7 @@ at_profile *at_profile_build(const at_sample *samples, size_t n, const at_maps *
         cost_add(&p->total, &q->cost);
         offs[i] = stack_functions(&b, q->stack);
     }
-    b.seen = xcalloc(p->nfuncs + 1, sizeof *b.seen);
+    b.seen = at_xcalloc(p->nfuncs + 1, sizeof *b.seen);
     for (size_t i = 0; i < p->npaths; i++) {
         p->paths[i].fids = b.fid_pool + offs[i]; /* the pool no longer moves */
         path_edges(&b, (uint32_t)i, b.fid_pool + offs[i], b.line_pool + offs[i]);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "frame.h"
+#include "xalloc.h"
 #include "profile.h"
 
 static int by_weight(const void *a, const void *b, void *ctx)
@@ -55,11 +56,7 @@ static void section(FILE *out, const char *title, const at_profile *p, unsigned 
         fputs("   (none)\n", out);
         return;
     }
-    size_t *order = calloc(p->npaths, sizeof *order);
-    if (!order) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    size_t *order = at_xcalloc(p->npaths, sizeof *order);
     for (size_t i = 0; i < p->npaths; i++)
         order[i] = i;
     qsort_r(order, p->npaths, sizeof *order, by_weight, p->paths);
@@ -68,11 +65,7 @@ static void section(FILE *out, const char *title, const at_profile *p, unsigned 
         fprintf(out, "%4zu. %llu bytes in %llu blocks (%.1f%%) by %s\n", k + 1,
                 (unsigned long long)q->cost.bytes, (unsigned long long)q->cost.blocks,
                 percent(q->cost.bytes, p->total.bytes), q->alloc_fn);
-        at_frame_info *infos = calloc(q->stack->nframes + 1, sizeof *infos);
-        if (!infos) {
-            fputs("alloctrace-postproc: out of memory\n", stderr);
-            abort();
-        }
+        at_frame_info *infos = at_xcalloc(q->stack->nframes + 1, sizeof *infos);
         at_frame_read_stack(q->stack, maps, arena, infos);
         for (uint32_t i = 0; i < q->stack->nframes; i++)
             put_frame(out, &infos[i]);

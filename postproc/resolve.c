@@ -12,6 +12,7 @@
  * ends a function would otherwise resolve into the next function).
  */
 #include "resolve.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -63,56 +64,20 @@ struct at_resolver {
     at_resolve_stats stats;
 };
 
-static void oom(void)
-{
-    fputs("alloctrace-postproc: out of memory\n", stderr);
-    abort();
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n ? n : 1);
-    if (!p)
-        oom();
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    if (!s)
-        return NULL;
-    char *c = strdup(s);
-    if (!c)
-        oom();
-    return c;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0)
-        oom();
-    va_end(ap);
-    return s;
-}
-
 /* libdwfl searches by build id only in absolute directories. */
 static char *absolute(const char *dir)
 {
     if (dir[0] == '/')
-        return xstrdup(dir);
+        return at_xstrdup_or_null(dir);
     char *cwd = getcwd(NULL, 0);
-    char *s = xasprintf("%s/%s", cwd ? cwd : ".", dir);
+    char *s = at_xasprintf("%s/%s", cwd ? cwd : ".", dir);
     free(cwd);
     return s;
 }
 
 static void add_dir(at_resolver *r, char *dir)
 {
-    r->build_id_dirs = xrealloc(r->build_id_dirs, (r->nbuild_id_dirs + 1) * sizeof(char *));
+    r->build_id_dirs = at_xrealloc(r->build_id_dirs, (r->nbuild_id_dirs + 1) * sizeof(char *));
     r->build_id_dirs[r->nbuild_id_dirs++] = dir;
 }
 
@@ -126,7 +91,7 @@ static char *debuginfo_path(const at_resolver *r, size_t ngiven)
     size_t len = 16;
     for (size_t i = 0; i < r->nbuild_id_dirs; i++)
         len += strlen(r->build_id_dirs[i]) + 1;
-    char *s = xrealloc(NULL, len);
+    char *s = at_xrealloc(NULL, len);
     s[0] = '\0';
     for (size_t i = 0; i < ngiven; i++) {
         strcat(s, r->build_id_dirs[i]);
@@ -168,15 +133,15 @@ at_resolver *at_resolver_new(const at_resolve_options *opts)
             return NULL;
     if (opts->sysroot && !usable_dir("--sysroot", opts->sysroot))
         return NULL;
-    at_resolver *r = xrealloc(NULL, sizeof *r);
+    at_resolver *r = at_xrealloc(NULL, sizeof *r);
     *r = (at_resolver){ .re_resolve = opts->re_resolve, .quiet = opts->quiet };
     for (size_t i = 0; i < opts->ndebug_dirs; i++)
         add_dir(r, absolute(opts->debug_dirs[i]));
     if (opts->sysroot && opts->sysroot[0]) {
         r->sysroot = absolute(opts->sysroot);
-        add_dir(r, xasprintf("%s/usr/lib/debug", r->sysroot));
+        add_dir(r, at_xasprintf("%s/usr/lib/debug", r->sysroot));
     }
-    add_dir(r, xstrdup("/usr/lib/debug"));
+    add_dir(r, at_xstrdup_or_null("/usr/lib/debug"));
     r->debuginfo_path = debuginfo_path(r, opts->ndebug_dirs);
     r->callbacks = (Dwfl_Callbacks){
         .find_elf = dwfl_build_id_find_elf,
@@ -238,9 +203,9 @@ void at_resolver_add_map(at_resolver *r, const at_map *map)
         }
     if (r->nmaps == r->capmaps) {
         r->capmaps = r->capmaps ? r->capmaps * 2 : 32;
-        r->maps = xrealloc(r->maps, r->capmaps * sizeof *r->maps);
+        r->maps = at_xrealloc(r->maps, r->capmaps * sizeof *r->maps);
     }
-    r->maps[r->nmaps++] = (rmap){ .path = xstrdup(map->path), .build_id = xstrdup(map->build_id),
+    r->maps[r->nmaps++] = (rmap){ .path = at_xstrdup_or_null(map->path), .build_id = at_xstrdup_or_null(map->build_id),
                                   .start = map->start, .end = map->end, .module = -1 };
 }
 
@@ -252,7 +217,7 @@ void at_resolver_set_build_id(at_resolver *r, const char *path, const char *hex)
             continue;
         if (m->module < 0) { /* too late once the module is open: it was checked without */
             free(m->build_id);
-            m->build_id = xstrdup(hex);
+            m->build_id = at_xstrdup_or_null(hex);
         }
         return;
     }
@@ -290,7 +255,7 @@ static at_module *module_of(at_resolver *r, rmap *m)
         }
     if (r->nmodules == r->capmodules) {
         r->capmodules = r->capmodules ? r->capmodules * 2 : 16;
-        r->modules = xrealloc(r->modules, r->capmodules * sizeof *r->modules);
+        r->modules = at_xrealloc(r->modules, r->capmodules * sizeof *r->modules);
     }
     at_module *mod = &r->modules[r->nmodules];
     m->module = (long)r->nmodules++;
@@ -304,7 +269,7 @@ static at_module *module_of(at_resolver *r, rmap *m)
 
 static resolved *one_text(char *text)
 {
-    resolved *e = xrealloc(NULL, sizeof *e + sizeof(char *));
+    resolved *e = at_xrealloc(NULL, sizeof *e + sizeof(char *));
     e->n = 1;
     e->texts[0] = text;
     return e;
@@ -314,8 +279,8 @@ static char *frame_text(const at_symframe *f, const char *module, bool inlined)
 {
     const char *suffix = inlined ? AT_FRAME_INLINED : "";
     if (f->function && f->file && f->line)
-        return xasprintf("%s%s%s:%u%s", f->function, AT_FRAME_AT, f->file, f->line, suffix);
-    return xasprintf("%s %s%s%s", f->function ? f->function : "??", AT_FRAME_FROM,
+        return at_xasprintf("%s%s%s:%u%s", f->function, AT_FRAME_AT, f->file, f->line, suffix);
+    return at_xasprintf("%s %s%s%s", f->function ? f->function : "??", AT_FRAME_FROM,
                      module, suffix);
 }
 
@@ -323,13 +288,13 @@ static resolved *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
 {
     at_module *mod = module_of(r, m);
     if (mod->state != AT_MODULE_OK)
-        return one_text(xasprintf("%s%s", AT_FRAME_FROM, m->path));
+        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, m->path));
     uint64_t addr = mod->absolute ? pc : pc - m->start;
     at_symframe *f = NULL;
     size_t n = at_module_lookup(mod, addr, r->dm, &f);
     if (n == 0)
-        return one_text(xasprintf("%s%s", AT_FRAME_FROM, m->path));
-    resolved *e = xrealloc(NULL, sizeof *e + n * sizeof(char *));
+        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, m->path));
+    resolved *e = at_xrealloc(NULL, sizeof *e + n * sizeof(char *));
     e->n = (uint32_t)n;
     for (size_t i = 0; i < n; i++)
         e->texts[i] = frame_text(&f[i], m->path, i + 1 < n);
@@ -344,7 +309,7 @@ static const resolved *resolve_address(at_resolver *r, uint64_t addr)
     resolved *e = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
     if (e)
         return e;
-    e = mi < 0 ? one_text(xstrdup(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
+    e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
     at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, e);
     r->stats.addresses++;
     return e;
@@ -354,7 +319,7 @@ static void push(at_resolver *r, size_t *n, uint64_t addr, const char *text)
 {
     if (*n == r->capbuf) {
         r->capbuf = r->capbuf ? r->capbuf * 2 : 64;
-        r->buf = xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+        r->buf = at_xrealloc(r->buf, r->capbuf * sizeof *r->buf);
     }
     r->buf[(*n)++] = (at_frame){ .addr = addr, .text = text };
 }

@@ -4,6 +4,7 @@
  * table is cleared), so no tombstones are needed.
  */
 #include "resolve_cache.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,21 +19,11 @@ struct at_rcache {
     size_t nslots, count;
 };
 
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n, size);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 at_rcache *at_rcache_new(void)
 {
-    at_rcache *c = xcalloc(1, sizeof *c);
+    at_rcache *c = at_xcalloc(1, sizeof *c);
     c->nslots = 256;
-    c->slots = xcalloc(c->nslots, sizeof *c->slots);
+    c->slots = at_xcalloc(c->nslots, sizeof *c->slots);
     return c;
 }
 
@@ -90,7 +81,7 @@ static void grow(at_rcache *c)
     slot *old = c->slots;
     size_t n = c->nslots;
     c->nslots = n * 2;
-    c->slots = xcalloc(c->nslots, sizeof *c->slots);
+    c->slots = at_xcalloc(c->nslots, sizeof *c->slots);
     for (size_t i = 0; i < n; i++)
         if (old[i].v)
             c->slots[find(c, old[i].a, old[i].b)] = old[i];

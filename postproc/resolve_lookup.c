@@ -16,20 +16,13 @@
  * extern "C"), whose plain name gets "()".
  */
 #include "resolve_module.h"
+#include "xalloc.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static char *xstrdup(const char *s)
-{
-    char *c = strdup(s);
-    if (!c)
-        abort();
-    return c;
-}
 
 static char *with_parens(const char *name)
 {
@@ -60,7 +53,7 @@ static char *full_path(const char *file, const char *comp_dir)
         return NULL;
     size_t a = comp_dir ? strlen(comp_dir) : 0, b = strlen(file);
     if (file[0] == '/' || a == 0 || (strncmp(file, comp_dir, a) == 0 && file[a] == '/'))
-        return xstrdup(file);
+        return at_xstrdup(file);
     char *s = malloc(a + b + 2);
     if (!s)
         abort();

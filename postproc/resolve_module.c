@@ -20,6 +20,7 @@
  * another machine, with only the -dbg packages installed here).
  */
 #include "resolve_module.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,31 +31,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = NULL;
-    if (vasprintf(&s, fmt, ap) < 0) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    va_end(ap);
-    return s;
-}
-
-static char *xstrdup_or_null(const char *s)
-{
-    return s ? xasprintf("%s", s) : NULL;
-}
-
 /* The file to open for a traced path: under the sysroot when it is absolute. */
 static char *host_path(const char *path, const at_module_env *env)
 {
     if (env->sysroot && path[0] == '/')
-        return xasprintf("%s%s", env->sysroot, path);
-    return xasprintf("%s", path);
+        return at_xasprintf("%s%s", env->sysroot, path);
+    return at_xasprintf("%s", path);
 }
 
 /* DIR/.build-id/xx/rest.debug of the first directory that has it, opened. */
@@ -63,7 +45,7 @@ static int open_by_build_id(const char *hex, const at_module_env *env, char **fo
     if (!hex || strlen(hex) < 3)
         return -1;
     for (size_t i = 0; i < env->nbuild_id_dirs; i++) {
-        char *p = xasprintf("%s/.build-id/%.2s/%s.debug", env->build_id_dirs[i], hex, hex + 2);
+        char *p = at_xasprintf("%s/.build-id/%.2s/%s.debug", env->build_id_dirs[i], hex, hex + 2);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
             *found = p;
@@ -93,7 +75,7 @@ static void check_build_id(at_module *m, const char *file)
     char *have = n > 0 ? hex_of(bits, n) : NULL;
     if (!have || strcasecmp(have, m->build_id) != 0) {
         m->state = AT_MODULE_MISMATCH;
-        m->problem = xasprintf("%s: build id %s is not the traced %s (the file changed since the "
+        m->problem = at_xasprintf("%s: build id %s is not the traced %s (the file changed since the "
                                "run); its frames are shown as \"from %s\" only",
                                file, have ? have : "(none)", m->build_id, m->path);
     }
@@ -103,13 +85,13 @@ static void check_build_id(at_module *m, const char *file)
 static void mark_missing(at_module *m, const char *file, const char *why)
 {
     m->state = AT_MODULE_MISSING;
-    m->problem = xasprintf("cannot read %s: %s; its frames are shown as \"from %s\" only", file, why,
+    m->problem = at_xasprintf("cannot read %s: %s; its frames are shown as \"from %s\" only", file, why,
                            m->path);
 }
 
 void at_module_open(at_module *m, const char *path, const char *build_id, const at_module_env *env)
 {
-    *m = (at_module){ .path = xstrdup_or_null(path), .build_id = xstrdup_or_null(build_id) };
+    *m = (at_module){ .path = at_xstrdup_or_null(path), .build_id = at_xstrdup_or_null(build_id) };
     char *file = host_path(path, env);
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     bool stand_in = false;

@@ -4,6 +4,7 @@
  * because interned stacks are never freed before the run ends.
  */
 #include "stack.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,23 +26,13 @@ struct at_stack_table {
     arena_chunk *chunks;
 };
 
-static void *xalloc(size_t n)
-{
-    void *p = calloc(1, n ? n : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
 static void *arena_alloc(at_stack_table *t, size_t n)
 {
     n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     arena_chunk *c = t->chunks;
     if (!c || c->size - c->used < n) {
         size_t size = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-        c = xalloc(sizeof *c + size);
+        c = at_xcalloc(1, sizeof *c + size);
         c->size = size;
         c->next = t->chunks;
         t->chunks = c;
@@ -53,9 +44,9 @@ static void *arena_alloc(at_stack_table *t, size_t n)
 
 at_stack_table *at_stacks_new(void)
 {
-    at_stack_table *t = xalloc(sizeof *t);
+    at_stack_table *t = at_xcalloc(1, sizeof *t);
     t->nslots = 1024;
-    t->slots = xalloc(t->nslots * sizeof *t->slots);
+    t->slots = at_xcalloc(1, t->nslots * sizeof *t->slots);
     return t;
 }
 
@@ -112,7 +103,7 @@ static int same_frames(const at_stack *s, const at_frame *frames, uint32_t n)
 static void grow(at_stack_table *t)
 {
     uint32_t n = t->nslots * 2;
-    const at_stack **slots = xalloc(n * sizeof *slots);
+    const at_stack **slots = at_xcalloc(1, n * sizeof *slots);
     for (uint32_t i = 0; i < t->nslots; i++) {
         const at_stack *s = t->slots[i];
         if (!s)

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "xalloc.h"
 
 /* ---- growable byte buffer -------------------------------------------------- */
 
@@ -44,23 +45,13 @@ typedef struct buf {
     size_t len, cap;
 } buf;
 
-static void *xrealloc(void *p, size_t n)
-{
-    void *q = realloc(p, n ? n : 1);
-    if (!q) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return q;
-}
-
 static void buf_put(buf *b, const void *p, size_t n)
 {
     if (b->len + n > b->cap) {
         size_t c = b->cap ? b->cap : 4096;
         while (c < b->len + n)
             c *= 2;
-        b->data = xrealloc(b->data, c);
+        b->data = at_xrealloc(b->data, c);
         b->cap = c;
     }
     memcpy(b->data + b->len, p, n);
@@ -124,7 +115,7 @@ static void smap_init(smap *m)
 {
     m->cap = 1024;
     m->count = 0;
-    m->slots = xrealloc(NULL, m->cap * sizeof *m->slots);
+    m->slots = at_xrealloc(NULL, m->cap * sizeof *m->slots);
     for (size_t i = 0; i < m->cap; i++)
         m->slots[i].owner = UINT32_MAX;
 }
@@ -136,7 +127,7 @@ static slot *smap_get(smap *m, uint32_t owner, const char *key)
     if ((m->count + 1) * 2 > m->cap) {
         smap old = *m;
         m->cap *= 2;
-        m->slots = xrealloc(NULL, m->cap * sizeof *m->slots);
+        m->slots = at_xrealloc(NULL, m->cap * sizeof *m->slots);
         for (size_t i = 0; i < m->cap; i++)
             m->slots[i].owner = UINT32_MAX;
         for (size_t i = 0; i < old.cap; i++)
@@ -173,12 +164,12 @@ typedef struct prep {
 
 static char *keep(prep *w, const char *s, size_t n)
 {
-    char *c = xrealloc(NULL, n + 1);
+    char *c = at_xrealloc(NULL, n + 1);
     memcpy(c, s, n);
     c[n] = 0;
     if (w->nstrs == w->strs_cap) {
         w->strs_cap = w->strs_cap ? w->strs_cap * 2 : 256;
-        w->strs = xrealloc(w->strs, w->strs_cap * sizeof *w->strs);
+        w->strs = at_xrealloc(w->strs, w->strs_cap * sizeof *w->strs);
     }
     w->strs[w->nstrs++] = c;
     return c;
@@ -294,7 +285,7 @@ static int function_block(prep *w, const char *line, size_t len)
     if (s->value == UINT32_MAX) {
         if (w->nfuncs == w->cap) {
             w->cap = w->cap ? w->cap * 2 : 64;
-            w->funcs = xrealloc(w->funcs, w->cap * sizeof *w->funcs);
+            w->funcs = at_xrealloc(w->funcs, w->cap * sizeof *w->funcs);
         }
         s->value = (uint32_t)w->nfuncs;
         const char *f = line;
@@ -322,7 +313,7 @@ static void add_call(prep *w, wlist *list, uint32_t owner, int64_t nr, int64_t l
     if (s->value == UINT32_MAX) {
         if (list->n == list->cap) {
             list->cap = list->cap ? list->cap * 2 : 4;
-            list->items = xrealloc(list->items, list->cap * sizeof *list->items);
+            list->items = at_xrealloc(list->items, list->cap * sizeof *list->items);
         }
         s->value = (uint32_t)list->n;
         wcall *c = &list->items[list->n++];

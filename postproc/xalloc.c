@@ -1,0 +1,68 @@
+/* postproc/xalloc.c: the allocation wrappers of xalloc.h. */
+#include "xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void at_oom(void)
+{
+    fputs("alloctrace-postproc: out of memory\n", stderr);
+    abort();
+}
+
+void *at_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        at_oom();
+    return p;
+}
+
+void *at_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        at_oom();
+    return p;
+}
+
+void *at_xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        at_oom();
+    return p;
+}
+
+void *at_xreallocarray(void *p, size_t n, size_t size)
+{
+    if (size && n > (size_t)-1 / size)
+        at_oom();
+    return at_xrealloc(p, n * size);
+}
+
+char *at_xstrndup(const char *s, size_t n)
+{
+    char *d = at_xmalloc(n + 1);
+    memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *at_xstrdup(const char *s) { return at_xstrndup(s, strlen(s)); }
+
+char *at_xstrdup_or_null(const char *s) { return s ? at_xstrdup(s) : NULL; }
+
+char *at_xasprintf(const char *fmt, ...)
+{
+    va_list ap;
+    char *s = NULL;
+    va_start(ap, fmt);
+    int n = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        at_oom();
+    return s;
+}

@@ -1,0 +1,25 @@
+/*
+ * postproc/xalloc.h: allocation that never returns NULL. The
+ * post-processor cannot do anything useful without memory, so running out
+ * is reported in one line and the run aborts; no caller checks for NULL.
+ */
+#ifndef AT_XALLOC_H
+#define AT_XALLOC_H
+
+#include <stddef.h>
+
+/* Prints "alloctrace-postproc: out of memory" and aborts. */
+void at_oom(void) __attribute__((noreturn));
+
+void *at_xmalloc(size_t n);
+void *at_xcalloc(size_t n, size_t size);
+void *at_xrealloc(void *p, size_t n);
+/* realloc for n elements of `size` bytes, failing on overflow. */
+void *at_xreallocarray(void *p, size_t n, size_t size);
+char *at_xstrdup(const char *s);
+char *at_xstrndup(const char *s, size_t n);
+/* at_xstrdup, or NULL for NULL. */
+char *at_xstrdup_or_null(const char *s);
+char *at_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
