@@ -142,10 +142,12 @@ static const struct at_stack *lookup(const struct buckets *b, uint64_t h, const 
 
 static const struct at_stack *intern(const struct site_key *k)
 {
-    uint64_t h = mix(0x9e3779b97f4a7c15ull ^ (uint64_t)k->n ^ ((uint64_t)k->ctx << 32) ^
-                     ((uint64_t)k->fn << 16) ^ k->alignment);
+    /* One multiply per frame, one full mix at the end. */
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)k->n ^ ((uint64_t)k->ctx << 32) ^
+                 ((uint64_t)k->fn << 16) ^ k->alignment;
     for (int i = 0; i < k->n; i++)
-        h = mix(h ^ (uintptr_t)k->frames[i]);
+        h = (h ^ (uintptr_t)k->frames[i]) * 0x100000001b3ull;
+    h = mix(h);
     struct stack_stripe *s = &stacks[h >> 60];
     const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, k);
     if (found)
