@@ -39,7 +39,7 @@ static void put_frame(FILE *out, const at_frame_info *fi)
     else if (file)
         fprintf(out, " at %s", fi->file);
     else if (mod)
-        fprintf(out, " in %s", fi->module);
+        fprintf(out, " from %s", fi->module); /* the trace format's word, as the gate says it */
     fputs(fi->inlined ? " [inlined]\n" : "\n", out);
 }
 

@@ -571,6 +571,28 @@ static void report_shows_totals_and_top_sites_with_stacks(void **state)
     at_stacks_free(t);
 }
 
+static void report_names_module_only_and_unresolved_frames(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    const char *const texts[] = { "helper() from /usr/lib/libx.so.1", NULL };
+    const at_stack *s = stack_of(t, texts, 2);
+    at_sample leaked[] = { { s, "malloc", 8, 1 } };
+    at_profile *l = at_profile_build(leaked, 1, NULL, t);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(at_export_report(f, NULL, l, &leak_meta, 1, NULL, t), 0);
+    fclose(f);
+    /* "from MODULE", as the trace format and the gate say it; an address
+     * where no name is known. */
+    assert_non_null(strstr(text, "        helper from /usr/lib/libx.so.1\n"
+                                 "        0x1010\n"));
+    free(text);
+    at_profile_free(l);
+    at_stacks_free(t);
+}
+
 static void default_names_are_safe_and_webgrind_lists_them(void **state)
 {
     (void)state;
@@ -604,6 +626,7 @@ int main(void)
         cmocka_unit_test(webgrind_preprocessing_rejects_what_it_cannot_read),
         cmocka_unit_test(folded_lists_each_stack_outermost_first),
         cmocka_unit_test(report_shows_totals_and_top_sites_with_stacks),
+        cmocka_unit_test(report_names_module_only_and_unresolved_frames),
         cmocka_unit_test(default_names_are_safe_and_webgrind_lists_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
