@@ -3,12 +3,14 @@
  * both alloctrace and heaptrack, so that alloctrace-postproc -lc and
  * heaptrack_print are timed per event on the same program.
  *
- * Each allocation goes through 6 levels of four distinct functions chosen
- * by the bits of a pseudo-random number: up to 4096 distinct call stacks,
- * used with a skew as in real programs. About 5% of the blocks are never
- * freed; a few thousand are live at any time.
+ * Each allocation goes through LEVELS levels (default 3) of four distinct
+ * functions chosen by the bits of a pseudo-random number: up to 4^LEVELS
+ * distinct call stacks, used with a skew as in real programs. About 5% of
+ * the blocks are never freed; a few thousand are live at any time.
+ * (heaptrack 1.4's interpreter aborts with std::bad_alloc after some 40000
+ * allocations from 256 or more distinct stacks here, hence the default.)
  *
- *   postproc_work EVENTS
+ *   postproc_work EVENTS [LEVELS]
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -58,11 +60,16 @@ static uint64_t rnd(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 || strcmp(argv[1], "--help") == 0) {
-        fputs("usage: postproc_work EVENTS\n", argc == 2 ? stdout : stderr);
+    if (argc < 2 || argc > 3 || strcmp(argv[1], "--help") == 0) {
+        fputs("usage: postproc_work EVENTS [LEVELS]\n", argc == 2 ? stdout : stderr);
         return argc == 2 ? 0 : 2;
     }
     long events = strtol(argv[1], NULL, 10);
+    unsigned levels = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 3;
+    if (levels < 1 || levels > 16) {
+        fputs("postproc_work: LEVELS from 1 to 16\n", stderr);
+        return 2;
+    }
     enum { LIVE = 4096 };
     static void *live[LIVE];
     int nlive = 0;
@@ -77,7 +84,7 @@ int main(int argc, char **argv)
             continue;
         }
         uint64_t path = ((r >> 8) & 0xfff) * ((r >> 20) & 0xfff) >> 12; /* skewed */
-        live[nlive++] = level(6, path, 8 + (r >> 32) % 512);
+        live[nlive++] = level(levels, path, 8 + (r >> 32) % 512);
     }
     return 0;
 }

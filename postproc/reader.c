@@ -57,6 +57,13 @@ typedef struct pend_comment {
 
 typedef enum { ST_TOP, ST_CALLS, ST_FRAMES, ST_SKIP } state;
 
+typedef struct raw_slot {
+    uint64_t hash;
+    size_t len;
+    char *text;            /* a copy of the frame lines, "\n" after each */
+    const at_stack *stack; /* NULL: empty */
+} raw_slot;
+
 typedef struct cache_slot {
     uint64_t hash;
     const at_stack *stack; /* NULL: empty */
@@ -93,6 +100,8 @@ typedef struct reader {
 
     cache_slot *cache; /* frame list -> interned stack, see find_stack */
     size_t ncache, cache_used;
+    raw_slot *raw;     /* frame lines as bytes -> interned stack, see feed */
+    size_t nraw, raw_used;
 } reader;
 
 static void oom(void)
@@ -631,9 +640,9 @@ static const at_stack *find_stack(reader *r)
     return s;
 }
 
-static void emit_block(reader *r)
+/* Hands on the pending calls with their stack, and ends the block. */
+static void emit_calls(reader *r, const at_stack *stack)
 {
-    const at_stack *stack = find_stack(r);
     reserve((void **)&r->abuf, &r->cabuf, r->nargs, sizeof *r->abuf);
     for (size_t i = 0; i < r->nargs; i++) {
         r->abuf[i].name = r->text + r->args[i].name_off;
@@ -651,6 +660,13 @@ static void emit_block(reader *r)
     block_reset(r);
     r->st = ST_TOP;
     flush_block_comments(r);
+}
+
+static const at_stack *emit_block(reader *r)
+{
+    const at_stack *stack = find_stack(r);
+    emit_calls(r, stack);
+    return stack;
 }
 
 static void add_call(reader *r, const at_call *c)
@@ -881,6 +897,104 @@ static void reader_done(reader *r)
     free(r->fbuf);
     free(r->abuf);
     free(r->cache);
+    for (size_t i = 0; i < r->nraw; i++)
+        free(r->raw[i].text);
+    free(r->raw);
+}
+
+/* ---- the fast path for repeated frame lists ------------------------------ */
+
+static uint64_t raw_hash(const char *p, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p + i, len - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 32);
+}
+
+static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
+{
+    if ((r->raw_used + 1) * 2 > r->nraw) {
+        size_t n = r->nraw ? r->nraw * 2 : 4096;
+        raw_slot *t = calloc(n, sizeof *t);
+        if (!t)
+            oom();
+        for (size_t i = 0; i < r->nraw; i++) {
+            if (!r->raw[i].stack)
+                continue;
+            size_t j = (size_t)r->raw[i].hash & (n - 1);
+            while (t[j].stack)
+                j = (j + 1) & (n - 1);
+            t[j] = r->raw[i];
+        }
+        free(r->raw);
+        r->raw = t;
+        r->nraw = n;
+    }
+    size_t i = (size_t)h & (r->nraw - 1);
+    for (; r->raw[i].stack; i = (i + 1) & (r->nraw - 1))
+        if (r->raw[i].hash == h && r->raw[i].len == len && memcmp(r->raw[i].text, p, len) == 0)
+            break;
+    return &r->raw[i];
+}
+
+/* At a block's first frame line, with the whole frame list and its blank
+ * line in the buffer: a trace repeats a few thousand frame lists millions
+ * of times, so the bytes of the list are looked up as they are, and only a
+ * list never seen is parsed line by line (and remembered if it was nothing
+ * but well-formed frame lines). Returns the end of the blank line, or NULL
+ * to go the ordinary way. */
+static const char *fast_frames(reader *r, const char *p, const char *end)
+{
+    /* the blank line: memchr is much faster than memmem on short lines */
+    const char *stop = p;
+    for (;;) {
+        stop = memchr(stop, '\n', (size_t)(end - stop));
+        if (!stop || stop + 1 >= end)
+            return NULL;
+        if (stop[1] == '\n')
+            break;
+        stop++;
+    }
+    size_t len = (size_t)(stop + 1 - p);
+    uint64_t h = raw_hash(p, len);
+    raw_slot *slot = raw_find(r, h, p, len);
+    if (slot->stack) {
+        r->lineno += slot->stack->nframes + 1;
+        emit_calls(r, slot->stack);
+        return stop + 2;
+    }
+    uint64_t warnings = r->d->warnings;
+    size_t lines = 0;
+    for (const char *q = p; q <= stop && !r->stop; lines++) {
+        const char *nl = memchr(q, '\n', (size_t)(stop + 1 - q));
+        one_line(r, q, (size_t)(nl - q));
+        q = nl + 1;
+    }
+    if (r->stop)
+        return stop + 2;
+    if (r->st == ST_FRAMES && r->nframes == lines && r->ncomments == 0 &&
+        r->d->warnings == warnings) {
+        r->lineno++;
+        const at_stack *s = emit_block(r);
+        /* the slot is still free: nothing was added to the table since */
+        *slot = (raw_slot){ h, len, malloc(len), s };
+        if (!slot->text)
+            oom();
+        memcpy(slot->text, p, len);
+        r->raw_used++;
+    } else {
+        one_line(r, stop + 1, 0); /* the blank line, the ordinary way */
+    }
+    return stop + 2;
 }
 
 /* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
@@ -888,6 +1002,13 @@ static size_t feed(reader *r, const char *buf, size_t len)
 {
     const char *p = buf, *end = buf + len;
     while (p < end && !r->stop) {
+        if (r->st == ST_CALLS && end - p > 3 && p[0] == '\t' && p[1] == '0' && p[2] == 'x') {
+            const char *next = fast_frames(r, p, end);
+            if (next) {
+                p = next;
+                continue;
+            }
+        }
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl)
             break;
