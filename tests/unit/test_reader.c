@@ -525,6 +525,44 @@ static void equal_frame_lists_share_one_stack(void **state)
     parsed_free(p);
 }
 
+static void repeated_malformed_frame_list_warns_each_time(void **state)
+{
+    (void)state;
+    parsed *p = parse(HDR "1. malloc(8) = 0x10\n\t0x20\n\tbad\n\n"
+                          "2. malloc(8) = 0x11\n\t0x20\n\tbad\n\n");
+    assert_int_equal(count(p, AT_REC_CALL), 2);
+    assert_int_equal(p->d.warnings, 2);
+    assert_non_null(strstr(p->msgs, "t.trace:4: warning: malformed frame line"));
+    assert_non_null(strstr(p->msgs, "t.trace:8: warning: malformed frame line"));
+    parsed_free(p);
+}
+
+static void line_numbers_stay_right_after_repeated_frame_lists(void **state)
+{
+    (void)state;
+    parsed *p = parse(HDR "1. malloc(8) = 0x10\n\t0x20\n\t0x30\n\n"
+                          "2. malloc(8) = 0x11\n\t0x20\n\t0x30\n\n"
+                          "3. malloc(8) = 0x12\n\t0x20\n\t0x30\n\n"
+                          "oops\n");
+    assert_int_equal(count(p, AT_REC_CALL), 3);
+    assert_int_equal(nth(p, AT_REC_CALL, 2)->line, 10);
+    assert_non_null(strstr(p->msgs, "t.trace:14: warning: unreadable line"));
+    parsed_free(p);
+}
+
+static void repeated_frame_list_with_a_comment_keeps_the_comment(void **state)
+{
+    (void)state;
+    parsed *p = parse(HDR "1. malloc(8) = 0x10\n\t0x20\n\n"
+                          "2. malloc(8) = 0x11\n\t0x20\n## inside\n\t0x30\n\n"
+                          "3. malloc(8) = 0x12\n\t0x20\n## inside\n\t0x30\n\n");
+    assert_int_equal(count(p, AT_REC_COMMENT), 2);
+    assert_ptr_equal(nth(p, AT_REC_CALL, 1)->u.call->stack, nth(p, AT_REC_CALL, 2)->u.call->stack);
+    assert_int_equal(nth(p, AT_REC_CALL, 2)->u.call->stack->nframes, 2);
+    assert_int_equal(p->d.warnings, 0);
+    parsed_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +598,9 @@ int main(void)
         cmocka_unit_test(missing_header_is_a_warning),
         cmocka_unit_test(empty_input_gives_only_a_header_record),
         cmocka_unit_test(equal_frame_lists_share_one_stack),
+        cmocka_unit_test(repeated_malformed_frame_list_warns_each_time),
+        cmocka_unit_test(line_numbers_stay_right_after_repeated_frame_lists),
+        cmocka_unit_test(repeated_frame_list_with_a_comment_keeps_the_comment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
