@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "compress.h"
@@ -438,10 +439,10 @@ int main(int argc, char **argv)
     } else {
         /* Progress only for a large input and when someone watches. */
         at_read_opts ropts = { 0 };
-        if (!o.quiet && isatty(2) && lseek(in_fd, 0, SEEK_END) > (off_t)(256u << 20)) {
+        struct stat st;
+        if (!o.quiet && isatty(2) && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_size > (off_t)(256u << 20))
             ropts.progress = progress;
-        }
-        lseek(in_fd, 0, SEEK_SET);
         if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
             at_stage_finish(p.head);
         if (ropts.progress)
