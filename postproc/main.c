@@ -395,8 +395,10 @@ static void free_pipeline(pipeline *p)
 
 static void progress(void *arg, uint64_t bytes)
 {
-    (void)arg;
-    fprintf(stderr, "\r" AT_PROGRAM ": %llu MB read", (unsigned long long)(bytes >> 20));
+    uint64_t total = *(const uint64_t *)arg;
+    fprintf(stderr, "\r" AT_PROGRAM ": %llu of %llu MB read (%u%%)",
+            (unsigned long long)(bytes >> 20), (unsigned long long)(total >> 20),
+            (unsigned)(total ? bytes * 100 / total : 0));
 }
 
 int main(int argc, char **argv)
@@ -440,9 +442,13 @@ int main(int argc, char **argv)
         /* Progress only for a large input and when someone watches. */
         at_read_opts ropts = { 0 };
         struct stat st;
+        uint64_t in_size = 0;
         if (!o.quiet && isatty(2) && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            st.st_size > (off_t)(256u << 20))
+            st.st_size > (off_t)(256u << 20)) {
+            in_size = (uint64_t)st.st_size;
             ropts.progress = progress;
+            ropts.progress_arg = &in_size;
+        }
         if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
             at_stage_finish(p.head);
         if (ropts.progress)
