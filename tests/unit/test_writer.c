@@ -152,6 +152,43 @@ static void no_header_and_no_filter_writes_no_header(void **state)
     pp_free(&r);
 }
 
+/* A trace as sp-rtrace 2.0 wrote it: unpadded header timestamp,
+ * millisecond times, resolved frames in its own text form, a context. */
+static const char sp_rtrace_trace[] =
+    "version=2.0, arch=arm, timestamp=2011.3.24 9:18:53, process=/usr/bin/app, pid=1234, "
+    "filter=resolve, backtrace depth=10, origin=sp-rtrace, \n"
+    "<1> : memory (memory allocation in bytes)\n"
+    "@ 1 : loading\n"
+    ": /usr/bin/app => 0x8000-0x9000\n"
+    "1. [09:18:53.101] malloc(24) = 0x1a000\n"
+    "\t0x80a4 (in main) at app.c:12\n"
+    "\n"
+    "2. @1 [09:18:53.102] calloc(100) = 0x1a020\n"
+    "\t0x80c8 (in load) at app.c:30\n"
+    "\n"
+    "3. [09:18:53.250] free(0x1a000)\n"
+    "\n";
+
+static void sp_rtrace_trace_is_read_and_normalized(void **state)
+{
+    (void)state;
+    pp_opts o = { .leaks = true };
+    pp_result r = pp_run(sp_rtrace_trace, &o);
+    assert_int_equal(r.warnings, 0);
+    assert_string_equal(r.out,
+        "version=2.0, arch=arm, timestamp=2011.03.24 09:18:53, process=/usr/bin/app, pid=1234, "
+        "filter=leaks|resolve, backtrace depth=10, origin=sp-rtrace, \n"
+        "<1> : memory (memory allocation in bytes)\n"
+        "@ 1 : loading\n"
+        ": /usr/bin/app => 0x8000-0x9000\n"
+        "2. @1 [09:18:53.102000] calloc(100) = 0x1a020\n"
+        "\t0x80c8 (in load) at app.c:30\n"
+        "\n"
+        "# Resource - memory (memory allocation in bytes):\n"
+        "# 1 block(s) leaked with total size of 100 bytes\n");
+    pp_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -163,6 +200,7 @@ int main(void)
         cmocka_unit_test(leak_summary_is_written_for_a_leaks_trace_and_kept),
         cmocka_unit_test(header_values_with_commas_become_underscores),
         cmocka_unit_test(no_header_and_no_filter_writes_no_header),
+        cmocka_unit_test(sp_rtrace_trace_is_read_and_normalized),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
