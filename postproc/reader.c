@@ -540,7 +540,7 @@ static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
         c->is_alloc = true;
         name_end = lp;
     }
-    if (name_end == p)
+    if (name_end == p || memchr(p, '\0', (size_t)(name_end - p)))
         return false;
     /* NAME<TYPE>: split only for a registered type (C++ template names). */
     c->res = r->t->nresources ? r->t->resources[0].bit : 0;

@@ -74,8 +74,9 @@ const char *at_trace_name(at_trace *t, const char *s, size_t len)
     if ((n->count + 1) * 2 > n->nslots)
         names_grow(n);
     uint32_t i = (uint32_t)hash_bytes(s, len) & (n->nslots - 1);
+    /* strnlen first: never read past a shorter stored name */
     for (; n->slots[i]; i = (i + 1) & (n->nslots - 1))
-        if (strncmp(n->slots[i], s, len) == 0 && n->slots[i][len] == '\0')
+        if (strnlen(n->slots[i], len + 1) == len && memcmp(n->slots[i], s, len) == 0)
             return n->slots[i];
     const char *copy = at_stacks_strdup(t->stacks, s, len);
     n->slots[i] = copy;
@@ -167,7 +168,8 @@ const at_resource *at_trace_resource(const at_trace *t, uint32_t bit)
 const at_resource *at_trace_resource_named(const at_trace *t, const char *name, size_t len)
 {
     for (uint32_t i = 0; i < t->nresources; i++)
-        if (strncmp(t->resources[i].name, name, len) == 0 && t->resources[i].name[len] == '\0')
+        if (strnlen(t->resources[i].name, len + 1) == len &&
+            memcmp(t->resources[i].name, name, len) == 0)
             return &t->resources[i];
     return NULL;
 }

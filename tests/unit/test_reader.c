@@ -563,6 +563,31 @@ static void repeated_frame_list_with_a_comment_keeps_the_comment(void **state)
     parsed_free(p);
 }
 
+static void nul_bytes_in_a_call_name_make_it_malformed(void **state)
+{
+    (void)state;
+    static const char text[] = HDR "<2> : g (objs)\n1. g_new<g\0\0>(1) = 0x10\n\n"
+                                   "2. mal\0loc(1) = 0x20\n\n3. malloc(1) = 0x30\n\n";
+    at_trace *t = at_trace_new();
+    collector c = { .stage = { .put = collect_put, .finish = collect_finish } };
+    at_diag d;
+    char *msgs = NULL;
+    size_t mlen;
+    at_diag_init(&d, "t.trace");
+    d.out = open_memstream(&msgs, &mlen);
+    assert_int_equal(at_read_mem(text, sizeof text - 1, t, &c.stage, &d), 0);
+    fclose(d.out);
+    int calls = 0;
+    for (int i = 0; i < c.n; i++) {
+        calls += c.recs[i]->kind == AT_REC_CALL;
+        at_record_free(c.recs[i]);
+    }
+    assert_int_equal(calls, 1);
+    assert_int_equal(d.warnings, 2);
+    free(msgs);
+    at_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -599,6 +624,7 @@ int main(void)
         cmocka_unit_test(empty_input_gives_only_a_header_record),
         cmocka_unit_test(equal_frame_lists_share_one_stack),
         cmocka_unit_test(repeated_malformed_frame_list_warns_each_time),
+        cmocka_unit_test(nul_bytes_in_a_call_name_make_it_malformed),
         cmocka_unit_test(line_numbers_stay_right_after_repeated_frame_lists),
         cmocka_unit_test(repeated_frame_list_with_a_comment_keeps_the_comment),
     };
