@@ -303,6 +303,36 @@ static void excluding_the_frees_does_not_turn_freed_blocks_into_leaks(void **sta
     traced_free(&t);
 }
 
+static void leaks_mode_trace_comes_back_and_pairs_to_itself(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/leaks.trace", dir);
+    char *prog = h_path("build/tests/programs/postproc_sites");
+    char *bin = h_path("postproc/alloctrace-postproc");
+    const char *argv[] = { prog, NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result t = h_trace(trace, argv, env);
+    assert_int_equal(t.status, 0);
+    /* the tracer's leaks mode already wrote the leaks: unchanged by a plain
+     * run and by -l */
+    h_result r = h_sh("%s %s | cmp - %s && %s -l %s | cmp - %s", bin, trace, trace, bin, trace,
+                      trace);
+    assert_int_equal(r.status, 0);
+    char *text = h_read_file(trace, NULL);
+    int calls;
+    uint64_t bytes;
+    assert_int_equal(program_records(text, &calls, &bytes), 6);
+    assert_int_equal(bytes, 2500);
+    free(text);
+    h_result_free(&t);
+    h_result_free(&r);
+    free(trace);
+    free(prog);
+    free(bin);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +340,7 @@ int main(void)
         cmocka_unit_test(compress_groups_calls_by_site),
         cmocka_unit_test(leaks_compressed_and_sorted_by_size),
         cmocka_unit_test(tracer_output_comes_back_byte_for_byte),
+        cmocka_unit_test(leaks_mode_trace_comes_back_and_pairs_to_itself),
         cmocka_unit_test(filtered_output_is_idempotent),
         cmocka_unit_test(truncated_trace_is_one_warning_and_the_rest_is_used),
         cmocka_unit_test(malformed_line_warns_and_strict_fails_with_status_2),
