@@ -588,6 +588,72 @@ static void nul_bytes_in_a_call_name_make_it_malformed(void **state)
     at_trace_free(t);
 }
 
+/* A stage that folds each call's index and frames into a checksum. */
+typedef struct summer {
+    at_stage stage;
+    uint64_t sum, calls;
+} summer;
+
+static void sum_put(at_stage *s, const at_record *r)
+{
+    summer *m = (summer *)s;
+    if (r->kind != AT_REC_CALL)
+        return;
+    const at_call *c = r->u.call;
+    uint64_t h = c->index * 0x9e3779b97f4a7c15ull + c->nargs;
+    for (uint32_t i = 0; i < c->stack->nframes; i++)
+        h = (h ^ c->stack->frames[i].addr) * 0xff51afd7ed558ccdull;
+    m->sum = m->sum * 31 + h; /* order matters too */
+    m->calls++;
+}
+
+static void sum_finish(at_stage *s)
+{
+    (void)s;
+}
+
+static void reading_a_file_in_blocks_gives_the_same_calls_as_in_memory(void **state)
+{
+    (void)state;
+    /* 10 MiB: records cross the 4 MiB read blocks at every possible point
+     * of a block (call line, arguments, frames, blank line) */
+    size_t cap = 11u << 20, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text, cap, HDR);
+    uint64_t x = 7;
+    for (unsigned i = 1; len < (10u << 20); i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        len += (size_t)snprintf(text + len, cap - len, "%u. malloc(%u) = 0x%x\n", i, i % 500, i * 16);
+        if ((x >> 60) == 0)
+            len += (size_t)snprintf(text + len, cap - len, "\t$note = %u\n", i);
+        unsigned depth = 1 + (unsigned)((x >> 33) % 12);
+        for (unsigned f = 0; f < depth; f++)
+            len += (size_t)snprintf(text + len, cap - len, "\t0x%llx\n",
+                                    (unsigned long long)(0x400000 + ((x >> (f * 4)) & 0x7) * 16 + f));
+        text[len++] = '\n';
+    }
+    char path[] = "/tmp/pp-blocks-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(write(fd, text, len) == (ssize_t)len);
+    lseek(fd, 0, SEEK_SET);
+
+    summer a = { .stage = { .put = sum_put, .finish = sum_finish } }, b = a;
+    at_diag d;
+    at_diag_init(&d, path);
+    at_trace *t1 = at_trace_new(), *t2 = at_trace_new();
+    assert_int_equal(at_read_mem(text, len, t1, &a.stage, &d), 0);
+    assert_int_equal(at_read_fd(fd, t2, &b.stage, &d, NULL), 0);
+    assert_int_equal(d.warnings, 0);
+    assert_true(a.calls > 100000);
+    assert_int_equal(a.calls, b.calls);
+    assert_int_equal(a.sum, b.sum);
+    at_trace_free(t1);
+    at_trace_free(t2);
+    close(fd);
+    unlink(path);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -611,6 +677,7 @@ int main(void)
         cmocka_unit_test(attachment_name_and_path),
         cmocka_unit_test(crlf_line_ends_are_accepted),
         cmocka_unit_test(very_long_lines_are_read_whole),
+        cmocka_unit_test(reading_a_file_in_blocks_gives_the_same_calls_as_in_memory),
         cmocka_unit_test(truncated_last_record_is_one_warning_and_dropped),
         cmocka_unit_test(partial_last_line_is_one_warning),
         cmocka_unit_test(malformed_call_line_is_a_warning_and_its_block_skipped),
