@@ -8,12 +8,14 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "compress.h"
 #include "diag.h"
 #include "leaks.h"
 #include "reader.h"
+#include "select.h"
 #include "trace.h"
 #include "writer.h"
 
@@ -37,15 +39,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     d.out = null_f;
     d.strict = flags & 8;
     at_trace *t = at_trace_new();
-    at_stage *w = at_writer_new(null_fd, t, &d), *head = w, *c = NULL, *l = NULL;
+    at_stage *w = at_writer_new(null_fd, t, &d), *head = w, *c = NULL, *l = NULL, *s = NULL;
     if (flags & 3)
         head = c = at_compress_new(head, t, &d, flags & 1, (at_sort)((flags >> 4) % 5),
                                    (flags & 2) ? 1 + (flags >> 6) : 0);
+    at_select_opts sel;
+    at_select_init(&sel);
+    if ((flags & 0xc0) == 0xc0) {
+        sel.use_context = true;
+        sel.context_mask = flags & 1;
+        sel.use_resource = true;
+        sel.resource_mask = 1 | (flags & 2);
+        at_select_parse_address(&sel, ":0x10+0x1000");
+        head = s = at_select_new(head, t, &sel, &d);
+    }
     if (flags & 4)
         head = l = at_leaks_new(head, t);
     if (at_read_mem((const char *)data, size, t, head, &d) == 0)
         at_stage_finish(head);
     at_leaks_free(l);
+    at_select_free(s);
+    free(sel.address_module);
     at_compress_free(c);
     at_writer_free(w);
     at_trace_free(t);
