@@ -9,7 +9,7 @@
 
 void at_diag_init(at_diag *d, const char *file)
 {
-    *d = (at_diag){ .file = file ? file : "<stdin>", .out = stderr };
+    *d = (at_diag){ .file = file ? file : "<stdin>", .out = stderr, .max_shown = AT_MAX_WARNINGS };
 }
 
 static void vmessage(at_diag *d, uint64_t line, const char *kind, const char *fmt, va_list ap)
@@ -31,8 +31,10 @@ bool at_diag_input(at_diag *d, uint64_t line, const char *fmt, ...)
         vmessage(d, line, "error: ", fmt, ap);
         d->failed = true;
         d->status = AT_EXIT_USAGE;
-    } else if (!d->quiet) {
+    } else if (!d->quiet && (!d->max_shown || d->warnings <= d->max_shown)) {
         vmessage(d, line, "warning: ", fmt, ap);
+    } else if (!d->quiet && d->warnings == d->max_shown + 1) {
+        fprintf(d->out, "%s: more warnings about %s not shown\n", AT_PROGRAM, d->file);
     }
     va_end(ap);
     return d->strict;

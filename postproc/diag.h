@@ -3,7 +3,9 @@
  * each, "FILE:LINE: message" for things found in the input and
  * "alloctrace-postproc: message" for the rest. -q silences warnings (never
  * errors); --strict turns an input warning into an error, which the run
- * reports and then stops with exit status 2.
+ * reports and then stops with exit status 2. A garbage input would print a
+ * warning for every line, so after the first AT_MAX_WARNINGS input
+ * warnings one notice says that the rest are not shown.
  */
 #ifndef AT_DIAG_H
 #define AT_DIAG_H
@@ -13,6 +15,8 @@
 #include <stdio.h>
 
 #define AT_PROGRAM "alloctrace-postproc"
+
+#define AT_MAX_WARNINGS 100
 
 /* Exit statuses. */
 #define AT_EXIT_OK    0
@@ -25,6 +29,7 @@ typedef struct at_diag {
     bool strict;        /* --strict: input warnings are errors */
     FILE *out;          /* where messages go (stderr) */
     uint64_t warnings;  /* input warnings so far */
+    uint64_t max_shown; /* input warnings printed at most, then one notice (0: all) */
     bool failed;        /* an error was reported (strict input error, I/O) */
     int status;         /* exit status the error asks for */
 } at_diag;

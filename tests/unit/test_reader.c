@@ -654,6 +654,28 @@ static void reading_a_file_in_blocks_gives_the_same_calls_as_in_memory(void **st
     free(text);
 }
 
+static void warnings_stop_after_a_hundred_with_one_notice(void **state)
+{
+    (void)state;
+    size_t cap = 1 << 16, len = 0;
+    char *text = malloc(cap);
+    len += (size_t)snprintf(text, cap, HDR);
+    for (int i = 0; i < 150; i++)
+        len += (size_t)snprintf(text + len, cap - len, "garbage %d\n", i);
+    parsed *p = parse(text);
+    assert_int_equal(p->d.warnings, 150);
+    int lines = 0;
+    for (const char *m = p->msgs; (m = strchr(m, '\n')); m++)
+        lines++;
+    assert_int_equal(lines, AT_MAX_WARNINGS + 1);
+    assert_non_null(strstr(p->msgs, "t.trace:101: warning:"));
+    assert_null(strstr(p->msgs, "t.trace:102: warning:"));
+    assert_non_null(strstr(p->msgs, "alloctrace-postproc: more warnings about t.trace not shown\n"));
+    assert_int_equal(count(p, AT_REC_COMMENT), 150);
+    parsed_free(p);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -687,6 +709,7 @@ int main(void)
         cmocka_unit_test(decreasing_index_warns),
         cmocka_unit_test(missing_blank_line_before_next_record_warns),
         cmocka_unit_test(strict_turns_a_malformed_line_into_an_error),
+        cmocka_unit_test(warnings_stop_after_a_hundred_with_one_notice),
         cmocka_unit_test(missing_header_is_a_warning),
         cmocka_unit_test(empty_input_gives_only_a_header_record),
         cmocka_unit_test(equal_frame_lists_share_one_stack),
