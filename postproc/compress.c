@@ -17,6 +17,7 @@
  * go on at once, ahead of the groups.
  */
 #include "compress.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -73,12 +74,6 @@ typedef struct compress {
     bool spill_failed;
 } compress;
 
-static void oom(void)
-{
-    fputs("alloctrace-postproc: out of memory\n", stderr);
-    abort();
-}
-
 int at_sort_parse(const char *s, at_sort *out)
 {
     static const struct {
@@ -107,7 +102,7 @@ static void *grow_by_id(void *p, size_t *n, uint32_t id, size_t sz)
         m *= 2;
     p = realloc(p, m * sz);
     if (!p)
-        oom();
+        at_oom();
     memset((char *)p + *n * sz, 0, (m - *n) * sz);
     *n = m;
     return p;
@@ -121,14 +116,6 @@ static const at_stack *cut_stack(compress *c, const at_stack *s)
     if (!c->cut[s->id])
         c->cut[s->id] = at_stacks_intern(c->t->stacks, s->frames, c->depth);
     return c->cut[s->id];
-}
-
-static void *xrealloc(void *p, size_t n)
-{
-    p = realloc(p, n);
-    if (!p)
-        oom();
-    return p;
 }
 
 static void stage_flush(compress *c)
@@ -150,7 +137,7 @@ static void spill_group(compress *c, group *g)
         c->spill = tmpfile();
         c->stage_buf = malloc(STAGE_BUF);
         if (!c->stage_buf)
-            oom();
+            at_oom();
         if (!c->spill) {
             at_diag_error(c->d, AT_EXIT_FAIL, "temporary file: %s", strerror(errno));
             c->spill_failed = true;
@@ -163,7 +150,7 @@ static void spill_group(compress *c, group *g)
     memcpy(c->stage_buf + c->stage_len, g->buf, g->blen);
     if (g->nchunks == g->cchunks) {
         g->cchunks = g->cchunks ? g->cchunks * 2 : 4;
-        g->chunks = xrealloc(g->chunks, g->cchunks * sizeof *g->chunks);
+        g->chunks = at_xrealloc(g->chunks, g->cchunks * sizeof *g->chunks);
     }
     g->chunks[g->nchunks++] = (chunk){ c->spill_len + c->stage_len, g->blen };
     c->stage_len += g->blen;
@@ -182,7 +169,7 @@ static void encode(compress *c, group *g, const at_call *call)
         size_t cap = g->bcap ? g->bcap : 256;
         while (cap < g->blen + len)
             cap *= 2;
-        g->buf = xrealloc(g->buf, cap);
+        g->buf = at_xrealloc(g->buf, cap);
         g->bcap = (uint32_t)cap;
     }
     enc_call e = { .index = call->index, .size = call->size, .id = call->id,
@@ -208,7 +195,7 @@ static void add_to_group(compress *c, const at_call *call)
     if (!c->group_of[s->id]) {
         if (c->ngroups == c->cgroups) {
             c->cgroups = c->cgroups ? c->cgroups * 2 : 256;
-            c->groups = xrealloc(c->groups, c->cgroups * sizeof *c->groups);
+            c->groups = at_xrealloc(c->groups, c->cgroups * sizeof *c->groups);
         }
         c->groups[c->ngroups] = (group){ .stack = s, .first_index = call->index };
         c->group_of[s->id] = (uint32_t)++c->ngroups;
@@ -303,7 +290,7 @@ static void emit_piece(compress *c, const group *g, const char *data, size_t len
     const at_call **ptrs = malloc((ncalls ? ncalls : 1) * sizeof *ptrs);
     at_arg *args = malloc((nargs ? nargs : 1) * sizeof *args);
     if (!calls || !ptrs || !args)
-        oom();
+        at_oom();
     size_t k = 0, a = 0;
     uint64_t size = 0;
     for (size_t p = 0; p < len; k++) {
@@ -342,7 +329,7 @@ static void emit_group(compress *c, group *g)
     for (uint32_t i = 0; i < g->nchunks && !c->spill_failed; i++) {
         if (g->chunks[i].len > cap) {
             cap = g->chunks[i].len;
-            data = xrealloc(data, cap);
+            data = at_xrealloc(data, cap);
         }
         if (pread(fileno(c->spill), data, g->chunks[i].len, (off_t)g->chunks[i].off) !=
             (ssize_t)g->chunks[i].len) {
@@ -379,7 +366,7 @@ at_stage *at_compress_new(at_stage *next, at_trace *t, at_diag *d, bool grouping
 {
     compress *c = calloc(1, sizeof *c);
     if (!c)
-        oom();
+        at_oom();
     c->stage = (at_stage){ .put = put, .finish = finish, .next = next };
     c->t = t;
     c->d = d;

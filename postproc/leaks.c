@@ -25,6 +25,7 @@
  * such inputs pay.
  */
 #include "leaks.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,12 +57,6 @@ typedef struct leaks {
     size_t nsorted, csorted;
 } leaks;
 
-static void oom(void)
-{
-    fputs("alloctrace-postproc: out of memory\n", stderr);
-    abort();
-}
-
 static void *grow(void *p, size_t *cap, size_t n, size_t sz)
 {
     if (n < *cap)
@@ -69,7 +64,7 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz)
     *cap = *cap ? *cap * 2 : 256;
     p = realloc(p, *cap * sz);
     if (!p)
-        oom();
+        at_oom();
     return p;
 }
 
@@ -88,7 +83,7 @@ static void table_resize(leaks *l, size_t n)
     size_t oldn = l->nslots;
     l->slots = calloc(n, sizeof *l->slots);
     if (!l->slots)
-        oom();
+        at_oom();
     l->nslots = n;
     for (size_t i = 0; i < oldn; i++) {
         if (!old[i].call)
@@ -228,7 +223,7 @@ static void finish(at_stage *self)
     size_t n = l->live + l->norphans, k = 0;
     at_call **left = malloc((n ? n : 1) * sizeof *left);
     if (!left)
-        oom();
+        at_oom();
     for (size_t i = 0; i < l->nslots; i++)
         if (l->slots[i].call)
             left[k++] = l->slots[i].call;
@@ -253,7 +248,7 @@ at_stage *at_leaks_new(at_stage *next, at_trace *t)
 {
     leaks *l = calloc(1, sizeof *l);
     if (!l)
-        oom();
+        at_oom();
     l->stage = (at_stage){ .put = put, .finish = finish, .next = next };
     l->t = t;
     table_resize(l, 1024);

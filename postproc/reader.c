@@ -27,6 +27,7 @@
  *   be cut short, and a wrong stack is worse than none.
  */
 #include "reader.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -106,12 +107,6 @@ typedef struct reader {
     size_t nraw, raw_used;
 } reader;
 
-static void oom(void)
-{
-    fputs(AT_PROGRAM ": out of memory\n", stderr);
-    abort();
-}
-
 /* Grows *p (elements of size sz) so that n+1 fit. */
 static void reserve(void **p, size_t *cap, size_t n, size_t sz)
 {
@@ -122,7 +117,7 @@ static void reserve(void **p, size_t *cap, size_t n, size_t sz)
         c *= 2;
     void *q = realloc(*p, c * sz);
     if (!q)
-        oom();
+        at_oom();
     *p = q;
     *cap = c;
 }
@@ -135,7 +130,7 @@ static size_t save_text(char **buf, size_t *len, size_t *cap, const char *s, siz
             c *= 2;
         char *q = realloc(*buf, c);
         if (!q)
-            oom();
+            at_oom();
         *buf = q;
         *cap = c;
     }
@@ -262,7 +257,7 @@ static void header_filter(at_header *h, const char *v, size_t len)
         else if (n) {
             char *o = realloc(other, olen + n + 2);
             if (!o)
-                oom();
+                at_oom();
             other = o;
             if (olen)
                 other[olen++] = '|';
@@ -381,7 +376,7 @@ static bool read_resource(reader *r, const char *line, size_t len)
     char *name = strndup(p, (size_t)(lp - p));
     char *desc = strndup(lp + 2, (size_t)(te - 1 - (lp + 2)));
     if (!name || !desc)
-        oom();
+        at_oom();
     const at_resource *res = at_trace_add_resource(r->t, (uint32_t)bit, name, desc, refcount);
     free(name);
     free(desc);
@@ -405,7 +400,7 @@ static bool read_context(reader *r, const char *line, size_t len)
     p += 3;
     char *name = strndup(p, (size_t)(end - p));
     if (!name)
-        oom();
+        at_oom();
     const at_context *c = at_trace_add_context(r->t, (uint32_t)bit, name);
     free(name);
     if (!c)
@@ -424,7 +419,7 @@ static bool read_map(reader *r, const char *line, size_t len)
         return false;
     char *p = strndup(path, plen);
     if (!p)
-        oom();
+        at_oom();
     const at_map *m = at_maps_add(r->t->maps, p, start, end);
     free(p);
     at_record rec = { .kind = AT_REC_MAP, .line = r->lineno, .u.map = m };
@@ -441,7 +436,7 @@ static bool read_attachment(reader *r, const char *line, size_t len)
     char *name = strndup(p, (size_t)(sep - p));
     char *path = strndup(sep + 3, (size_t)(end - sep - 3));
     if (!name || !path)
-        oom();
+        at_oom();
     at_record rec = { .kind = AT_REC_ATTACHMENT, .line = r->lineno };
     rec.u.attachment.name = name;
     rec.u.attachment.path = path;
@@ -461,7 +456,7 @@ static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
             char *path = strndup(p, (size_t)(arrow - p));
             char *hex = strndup(arrow + 4, (size_t)(p + n - arrow - 4));
             if (!path || !hex)
-                oom();
+                at_oom();
             at_maps_set_build_id(r->t->maps, path, hex);
             free(path);
             free(hex);
@@ -613,7 +608,7 @@ static const at_stack *find_stack(reader *r)
         size_t n = r->ncache ? r->ncache * 2 : 4096;
         cache_slot *c = calloc(n, sizeof *c);
         if (!c)
-            oom();
+            at_oom();
         for (size_t i = 0; i < r->ncache; i++) {
             if (!r->cache[i].stack)
                 continue;
@@ -928,7 +923,7 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
         size_t n = r->nraw ? r->nraw * 2 : 4096;
         raw_slot *t = calloc(n, sizeof *t);
         if (!t)
-            oom();
+            at_oom();
         for (size_t i = 0; i < r->nraw; i++) {
             if (!r->raw[i].stack)
                 continue;
@@ -990,7 +985,7 @@ static const char *fast_frames(reader *r, const char *p, const char *end)
         /* the slot is still free: nothing was added to the table since */
         *slot = (raw_slot){ h, len, malloc(len), s };
         if (!slot->text)
-            oom();
+            at_oom();
         memcpy(slot->text, p, len);
         r->raw_used++;
     } else {
@@ -1056,7 +1051,7 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
     size_t cap = READ_BLOCK, len = 0;
     char *buf = malloc(cap);
     if (!buf)
-        oom();
+        at_oom();
     uint64_t total = 0, next_progress = 64u << 20;
     int rc = 0;
     for (;;) {
@@ -1064,7 +1059,7 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
             cap *= 2;
             char *nb = realloc(buf, cap);
             if (!nb)
-                oom();
+                at_oom();
             buf = nb;
         }
         ssize_t got = read(fd, buf + len, cap - len);

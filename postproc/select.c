@@ -10,6 +10,7 @@
  * absolute addresses.
  */
 #include "select.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -126,11 +127,7 @@ int at_index_set_parse(at_index_set *s, const char *text, size_t len, const char
         }
         if (s->n == cap) {
             cap = cap ? cap * 2 : 64;
-            s->ranges = realloc(s->ranges, cap * sizeof *s->ranges);
-            if (!s->ranges) {
-                fputs("alloctrace-postproc: out of memory\n", stderr);
-                abort();
-            }
+            s->ranges = at_xreallocarray(s->ranges, cap, sizeof *s->ranges);
         }
         s->ranges[s->n][0] = lo;
         s->ranges[s->n][1] = hi;
@@ -167,12 +164,7 @@ int at_index_set_load(at_index_set *s, const char *path, at_diag *d)
     for (;;) {
         if (len == cap) {
             cap = cap ? cap * 2 : 65536;
-            char *t = realloc(text, cap);
-            if (!t) {
-                fputs("alloctrace-postproc: out of memory\n", stderr);
-                abort();
-            }
-            text = t;
+            text = at_xrealloc(text, cap);
         }
         size_t n = fread(text + len, 1, cap - len, f);
         if (n == 0)
@@ -277,11 +269,7 @@ static void put(at_stage *self, const at_record *r)
 
 at_stage *at_select_new(at_stage *next, at_trace *t, const at_select_opts *o, at_diag *d)
 {
-    selector *s = calloc(1, sizeof *s);
-    if (!s) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    selector *s = at_xcalloc(1, sizeof *s);
     s->stage = (at_stage){ .put = put, .finish = at_stage_pass_finish, .next = next };
     s->t = t;
     s->o = *o;

@@ -6,28 +6,11 @@
  * keeps a pointer, not a string.
  */
 #include "trace.h"
+#include "xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (!p) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
-    return p;
-}
-
-static char *xstrndup(const char *s, size_t len)
-{
-    char *p = xmalloc(len + 1);
-    memcpy(p, s, len);
-    p[len] = '\0';
-    return p;
-}
 
 /* ---- interned names ----------------------------------------------------- */
 
@@ -49,11 +32,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
 static void names_grow(at_names *n)
 {
     uint32_t size = n->nslots ? n->nslots * 2 : 64;
-    const char **slots = calloc(size, sizeof *slots);
-    if (!slots) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    const char **slots = at_xcalloc(size, sizeof *slots);
     for (uint32_t i = 0; i < n->nslots; i++) {
         const char *s = n->slots[i];
         if (!s)
@@ -88,11 +67,7 @@ const char *at_trace_name(at_trace *t, const char *s, size_t len)
 
 at_trace *at_trace_new(void)
 {
-    at_trace *t = calloc(1, sizeof *t);
-    if (!t) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    at_trace *t = at_xcalloc(1, sizeof *t);
     t->maps = at_maps_new();
     t->stacks = at_stacks_new();
     t->names = calloc(1, sizeof *t->names);
@@ -140,20 +115,16 @@ void at_trace_free(at_trace *t)
 void at_header_set(char **field, const char *value, size_t len)
 {
     free(*field);
-    *field = value ? xstrndup(value, len) : NULL;
+    *field = value ? at_xstrndup(value, len) : NULL;
 }
 
 void at_header_add_unknown(at_header *h, const char *key, size_t klen, const char *value,
                            size_t vlen)
 {
-    at_kv *kv = realloc(h->unknown, (h->nunknown + 1) * sizeof *kv);
-    if (!kv) {
-        fputs("alloctrace-postproc: out of memory\n", stderr);
-        abort();
-    }
+    at_kv *kv = at_xreallocarray(h->unknown, h->nunknown + 1, sizeof *kv);
     h->unknown = kv;
-    kv[h->nunknown].key = xstrndup(key, klen);
-    kv[h->nunknown].value = xstrndup(value, vlen);
+    kv[h->nunknown].key = at_xstrndup(key, klen);
+    kv[h->nunknown].value = at_xstrndup(value, vlen);
     h->nunknown++;
 }
 
@@ -187,8 +158,8 @@ const at_resource *at_trace_add_resource(at_trace *t, uint32_t bit, const char *
         r = &t->resources[t->nresources++];
     }
     r->bit = bit;
-    r->name = xstrndup(name, strlen(name));
-    r->desc = xstrndup(desc, strlen(desc));
+    r->name = at_xstrndup(name, strlen(name));
+    r->desc = at_xstrndup(desc, strlen(desc));
     r->refcount = refcount;
     return r;
 }
@@ -207,7 +178,7 @@ const at_context *at_trace_add_context(at_trace *t, uint32_t bit, const char *na
         c = &t->contexts[t->ncontexts++];
     }
     c->bit = bit;
-    c->name = xstrndup(name, strlen(name));
+    c->name = at_xstrndup(name, strlen(name));
     return c;
 }
 
@@ -218,7 +189,7 @@ at_call *at_call_copy(const at_call *c)
     size_t size = sizeof *c + c->nargs * sizeof(at_arg);
     for (uint32_t i = 0; i < c->nargs; i++)
         size += strlen(c->args[i].name) + strlen(c->args[i].value) + 2;
-    at_call *copy = xmalloc(size);
+    at_call *copy = at_xmalloc(size);
     *copy = *c;
     if (c->nargs) {
         at_arg *args = (at_arg *)(copy + 1);
@@ -241,15 +212,15 @@ at_call *at_call_copy(const at_call *c)
 
 at_record *at_record_copy(const at_record *r)
 {
-    at_record *copy = xmalloc(sizeof *copy);
+    at_record *copy = at_xmalloc(sizeof *copy);
     *copy = *r;
     switch (r->kind) {
     case AT_REC_COMMENT:
-        copy->u.comment.text = xstrndup(r->u.comment.text, r->u.comment.len);
+        copy->u.comment.text = at_xstrndup(r->u.comment.text, r->u.comment.len);
         break;
     case AT_REC_ATTACHMENT:
-        copy->u.attachment.name = xstrndup(r->u.attachment.name, strlen(r->u.attachment.name));
-        copy->u.attachment.path = xstrndup(r->u.attachment.path, strlen(r->u.attachment.path));
+        copy->u.attachment.name = at_xstrndup(r->u.attachment.name, strlen(r->u.attachment.name));
+        copy->u.attachment.path = at_xstrndup(r->u.attachment.path, strlen(r->u.attachment.path));
         break;
     case AT_REC_CALL:
         copy->u.call = at_call_copy(r->u.call);
@@ -258,10 +229,10 @@ at_record *at_record_copy(const at_record *r)
         /* The map table's array moves as it grows: keep a copy of the entry
          * (its path lives as long as the table; the build id may be
          * replaced, so it is copied). */
-        at_map *m = xmalloc(sizeof *m);
+        at_map *m = at_xmalloc(sizeof *m);
         *m = *r->u.map;
         if (m->build_id)
-            m->build_id = xstrndup(m->build_id, strlen(m->build_id));
+            m->build_id = at_xstrndup(m->build_id, strlen(m->build_id));
         copy->u.map = m;
         break;
     }

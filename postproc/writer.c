@@ -7,6 +7,7 @@
  * names, frame texts) is copied as bytes, never used as a format.
  */
 #include "writer.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -349,13 +350,8 @@ static void finish(at_stage *self)
 
 at_stage *at_writer_new(int fd, at_trace *t, at_diag *d)
 {
-    writer *w = calloc(1, sizeof *w);
-    if (w)
-        w->buf = malloc(OUT_BUF);
-    if (!w || !w->buf) {
-        fputs(AT_PROGRAM ": out of memory\n", stderr);
-        abort();
-    }
+    writer *w = at_xcalloc(1, sizeof *w);
+    w->buf = at_xmalloc(OUT_BUF);
     w->stage = (at_stage){ .put = put, .finish = finish, .next = NULL };
     w->fd = fd;
     w->t = t;
