@@ -20,6 +20,7 @@
 #include "xalloc.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -592,4 +593,17 @@ void at_gate_print_suppressions(FILE *out, const at_gate *g)
         free(e[i].filter);
     }
     free(e);
+}
+
+int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *))
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    document(f, g);
+    int err = ferror(f) ? EIO : 0;
+    if (fclose(f) != 0 && !err)
+        err = errno;
+    errno = err;
+    return err ? -1 : 0;
 }

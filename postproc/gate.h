@@ -158,6 +158,9 @@ char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i
 
 /* Machine-readable results (gate_json.c, gate_junit.c); 0 on success, -1
  * with errno set when the file cannot be written. */
+/* Writes `document` of g to path; 0, or -1 with errno set (an error while
+ * writing or closing counts: a full disk must not leave a silent stub). */
+int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *));
 int at_gate_write_json(const at_gate *g, const char *path);
 int at_gate_write_junit(const at_gate *g, const char *path);
 

@@ -10,7 +10,6 @@
  */
 #include "gate.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -119,13 +118,5 @@ static void document(FILE *f, const at_gate *g)
 
 int at_gate_write_junit(const at_gate *g, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    document(f, g);
-    int err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    errno = err;
-    return err ? -1 : 0;
+    return at_gate_write_file(g, path, document);
 }
