@@ -6,9 +6,8 @@
  *
  * The reader hands records to the first stage of a chain; build_pipeline()
  * puts the chain together back to front, one clearly separated step per
- * stage. Other modules hook in at the places marked "HOOK": add their
- * options to `options`, to long_options/usage and to parse_options, and
- * their stage in build_pipeline.
+ * stage. A new stage adds its options to `options`, long_options, usage()
+ * and parse_options(), and its step to build_pipeline().
  *
  * Leaks are paired before any selection so that selecting a free away
  * never turns a freed block into a leak (the fix over sp-rtrace).
@@ -27,13 +26,14 @@
 #include "diag.h"
 #include "export_stage.h"
 #include "filter_stage.h"
+#include "gate_run.h"
 #include "leaks.h"
 #include "reader.h"
 #include "resolve_stage.h"
 #include "select.h"
 #include "trace.h"
 #include "writer.h"
-#include "gate_run.h"
+#include "xalloc.h"
 
 typedef struct options {
     const char *input;  /* NULL or "-": stdin */
@@ -45,13 +45,13 @@ typedef struct options {
     bool quiet;
     bool strict;
     at_select_opts select;
-    /* HOOK resolve: options of -r/--resolve go here. */
+    /* resolve */
     bool resolve;
     at_resolve_options resolve_opts; /* debug_dirs: malloc'ed array of argv strings */
-    /* HOOK filter: options of --filter go here. */
+    /* callstack filters */
     at_filter_opts filter;
     bool check_filters;
-    /* HOOK export: options of --format go here. */
+    /* export */
     at_export_opts export_opts; /* format, --cost, --top */
     bool cost_given, top_given;
 } options;
@@ -61,7 +61,6 @@ enum {
     OPT_EXCLUDE,
     OPT_CALL_ADDRESS,
     OPT_STRICT,
-    /* HOOK: long-only option ids of other modules go here. */
     OPT_RE_RESOLVE,
     OPT_DEBUG_DIR,
     OPT_SYSROOT,
@@ -90,7 +89,6 @@ static const struct option long_options[] = {
     { "strict", no_argument, NULL, OPT_STRICT },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
-    /* HOOK: long options of resolve, filter, export go here. */
     { "resolve", no_argument, NULL, 'r' },
     { "re-resolve", no_argument, NULL, OPT_RE_RESOLVE },
     { "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
@@ -106,7 +104,6 @@ static const struct option long_options[] = {
     { NULL, 0, NULL, 0 },
 };
 
-/* HOOK: short letters of other modules go here too. */
 static const char short_options[] = "lcs:b:C:R:o:qhVr";
 
 static void usage(FILE *f)
@@ -128,7 +125,6 @@ static void usage(FILE *f)
           "  -o, --output FILE           write to FILE instead of stdout\n"
           "  -q, --quiet                 no warnings\n"
           "      --strict                a malformed input line is an error (exit 2)\n"
-          /* HOOK: usage lines of resolve, filter, export go here. */
           "  -r, --resolve               resolve frames to FUNC() at FILE:LINE (libdw)\n"
           "      --re-resolve            resolve frames that already have text too\n"
           "      --debug-dir DIR         with -r: look for debug info in DIR first\n"
@@ -238,7 +234,6 @@ static void parse_options(int argc, char **argv, options *o)
         case 'V':
             puts(AT_PROGRAM " " AT_VERSION);
             exit(AT_EXIT_OK);
-        /* HOOK: cases of resolve, filter, export options go here. */
         case 'r':
             o->resolve = true;
             break;
@@ -248,9 +243,7 @@ static void parse_options(int argc, char **argv, options *o)
             break;
         case OPT_DEBUG_DIR: {
             at_resolve_options *ro = &o->resolve_opts;
-            const char **dirs = realloc((void *)ro->debug_dirs, (ro->ndebug_dirs + 1) * sizeof *dirs);
-            if (!dirs)
-                abort();
+            const char **dirs = at_xreallocarray((void *)ro->debug_dirs, ro->ndebug_dirs + 1, sizeof *dirs);
             dirs[ro->ndebug_dirs++] = optarg;
             ro->debug_dirs = dirs;
             break;
@@ -343,9 +336,7 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
 {
     memset(p, 0, sizeof *p);
 
-    /* write/export */
-    /* HOOK export: when --format asks for an export, push it here instead
-     * of the writer. */
+    /* write, or export when --format asks for one */
     if (o->export_opts.format != AT_FORMAT_TEXT) {
         at_export_opts eo = o->export_opts;
         eo.output = o->output;
@@ -360,12 +351,10 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
         push(p, at_compress_new(p->head, t, d, o->compress, o->sort, o->depth), at_compress_free);
 
     /* filter */
-    /* HOOK filter: push the callstack filter stage here. */
     if (at_filter_opts_active(&o->filter))
         push(p, at_filter_stage_new(p->head, t, &o->filter, stderr), at_filter_stage_free);
 
     /* resolve */
-    /* HOOK resolve: push the resolver stage here. */
     if (o->resolve) {
         at_stage *s = at_resolve_stage_new(p->head, t, &o->resolve_opts);
         if (!s)
