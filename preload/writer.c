@@ -491,11 +491,14 @@ void at_commit(const char *body, size_t len, uint64_t time_us)
     size_t n = dec_len(idx) + 2 + len;
     int b = cur;
     size_t off = buf_len;
-    buf_len += n;
-    records = 1;
+    /* Marked busy before the length covers it: a fatal signal on this
+     * thread in between must not write the uncopied bytes. */
     sl->off = off;
     sl->len = n;
     atomic_store_explicit(&sl->busy, b + 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    buf_len += n;
+    records = 1;
     unlock_ev();
     char *p = put_index(bufs[b] + off, idx);
     memcpy(p, body, len);
