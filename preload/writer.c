@@ -462,7 +462,8 @@ static void append_locked(uint64_t idx, const char *body, size_t len)
     char *p = put_index(bufs[cur] + buf_len, idx);
     memcpy(p, body, len);
     buf_len = (size_t)(p + len - bufs[cur]);
-    records = 1;
+    if (!records)   /* no store once set: the line is read by every record */
+        records = 1;
 }
 
 void at_commit(const char *body, size_t len, uint64_t time_us)
@@ -498,7 +499,8 @@ void at_commit(const char *body, size_t len, uint64_t time_us)
     atomic_store_explicit(&sl->busy, b + 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     buf_len += n;
-    records = 1;
+    if (!records)
+        records = 1;
     unlock_ev();
     char *p = put_index(bufs[b] + off, idx);
     memcpy(p, body, len);
@@ -549,13 +551,15 @@ void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *a
         unlock_ev();
         return NULL;
     }
-    records = 1;
+    if (!records)
+        records = 1;
     if (q) {
         alloc->id = (uintptr_t)q;
         p = put_index(bufs[cur] + buf_len, ++counter);
         p += at_format_body(p, alloc);
         buf_len = (size_t)(p - bufs[cur]);
-        records = 1;
+        if (!records)
+            records = 1;
     }
     if (unbuffered)
         swap_and_write();
