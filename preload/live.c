@@ -180,6 +180,38 @@ static const struct at_stack *intern(const struct site_key *k)
 
 /* ---- live blocks --------------------------------------------------------- */
 
+_Static_assert(sizeof(struct at_live_block) == 32, "two to a cache line");
+#define INDEX_BITS 45
+#define SIZE_LO_BITS (64 - INDEX_BITS)
+#define DAY_US 86400000000ull   /* only the time of day is written */
+
+static inline uint64_t block_index(const struct at_live_block *b)
+{
+    return b->packed[0] & ((1ull << INDEX_BITS) - 1);
+}
+
+static inline uint64_t block_size(const struct at_live_block *b)
+{
+    return (b->packed[0] >> INDEX_BITS) | (b->packed[1] & ((1ull << 27) - 1)) << SIZE_LO_BITS;
+}
+
+static inline uint64_t block_time(const struct at_live_block *b)
+{
+    return b->packed[1] >> 27;
+}
+
+/* A size needs at most 46 bits (user space is 47 bits wide); an index
+ * past 2^45 (35 trillion events) is not tracked. */
+static inline int block_pack(struct at_live_block *b, uint64_t index, uint64_t size,
+                             uint64_t time_us)
+{
+    if (index >> INDEX_BITS || size >> 46)
+        return -1;
+    b->packed[0] = index | size << INDEX_BITS;
+    b->packed[1] = (size >> SIZE_LO_BITS) | (time_us % DAY_US) << 27;
+    return 0;
+}
+
 static inline struct stripe *stripe_of(uintptr_t id, uint64_t *h)
 {
     *h = mix(id);
@@ -290,10 +322,9 @@ void at_live_prefetch(uintptr_t id)
 void at_live_add(const struct at_event *e, uint64_t index)
 {
     struct site_key k = { e->frames, e->nframes, e->ctx, (uint16_t)e->fn, e->alignment };
-    struct at_live_block b = {
-        .id = e->id, .index = index, .size = e->size, .time_us = e->time_us, .stack = intern(&k),
-    };
-    put_block(&b);
+    struct at_live_block b = { .id = e->id, .stack = intern(&k) };
+    if (block_pack(&b, index, e->size, e->time_us) == 0)
+        put_block(&b);
 }
 
 void at_live_restore(const struct at_live_block *b)
@@ -338,8 +369,8 @@ int at_live_remove(uintptr_t id, struct at_live_block *out)
 
 static int by_index(const void *a, const void *b)
 {
-    const struct at_live_block *x = a, *y = b;
-    return x->index < y->index ? -1 : x->index > y->index;
+    uint64_t x = block_index(a), y = block_index(b);
+    return x < y ? -1 : x > y;
 }
 
 void at_live_write(void)
@@ -366,11 +397,12 @@ void at_live_write(void)
         if (!st)
             continue;   /* interning failed (no memory): nothing to write */
         struct at_event e = {
-            .fn = (enum at_fn)st->fn, .size = b->size, .id = b->id, .alignment = st->alignment,
-            .ctx = st->ctx, .time_us = b->time_us, .frames = (void **)st->frames, .nframes = st->n,
+            .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
+            .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
+            .frames = (void **)st->frames, .nframes = st->n,
         };
-        at_commit_indexed(b->index, buf, at_format_body(buf, &e));
-        bytes += b->size;
+        at_commit_indexed(block_index(b), buf, at_format_body(buf, &e));
+        bytes += e.size;
         written++;
     }
     at_real.free(all);
