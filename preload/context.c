@@ -80,7 +80,9 @@ EXPORT void at_trace_flush(void)
 {
     int saved = at_guard;
     at_guard = 1;
-    if (at_state == AT_STATE_ACTIVE && !at_cfg.leaks_mode)
+    /* Not from a signal handler that interrupted the tracer on this thread:
+     * it may hold ev_lock or be copying a record the flush would wait for. */
+    if (at_state == AT_STATE_ACTIVE && !at_cfg.leaks_mode && !saved)
         at_writer_flush();
     at_guard = saved;
 }

@@ -4,7 +4,8 @@
  * summary of TEXT_FORMAT.md section 8.
  *
  * Blocks live in 64 open-addressing hash tables, chosen by the address's
- * hash, each behind its own lock, so two threads rarely meet. Backtraces
+ * hash, each behind its own lock, so two threads rarely meet; the tables
+ * are slices of one region that grows as a whole (see grow_all). Backtraces
  * are interned (one copy per distinct stack, in 16 tables with
  * bump-allocated nodes that are never freed): a test suite allocates from
  * few call sites many times, so this is what keeps leaks mode small.
@@ -179,6 +180,38 @@ static const struct at_stack *intern(const struct site_key *k)
 
 /* ---- live blocks --------------------------------------------------------- */
 
+_Static_assert(sizeof(struct at_live_block) == 32, "two to a cache line");
+#define INDEX_BITS 45
+#define SIZE_LO_BITS (64 - INDEX_BITS)
+#define DAY_US 86400000000ull   /* only the time of day is written */
+
+static inline uint64_t block_index(const struct at_live_block *b)
+{
+    return b->packed[0] & ((1ull << INDEX_BITS) - 1);
+}
+
+static inline uint64_t block_size(const struct at_live_block *b)
+{
+    return (b->packed[0] >> INDEX_BITS) | (b->packed[1] & ((1ull << 27) - 1)) << SIZE_LO_BITS;
+}
+
+static inline uint64_t block_time(const struct at_live_block *b)
+{
+    return b->packed[1] >> 27;
+}
+
+/* A size needs at most 46 bits (user space is 47 bits wide); an index
+ * past 2^45 (35 trillion events) is not tracked. */
+static inline int block_pack(struct at_live_block *b, uint64_t index, uint64_t size,
+                             uint64_t time_us)
+{
+    if (index >> INDEX_BITS || size >> 46)
+        return -1;
+    b->packed[0] = index | size << INDEX_BITS;
+    b->packed[1] = (size >> SIZE_LO_BITS) | (time_us % DAY_US) << 27;
+    return 0;
+}
+
 static inline struct stripe *stripe_of(uintptr_t id, uint64_t *h)
 {
     *h = mix(id);
@@ -197,22 +230,62 @@ static void insert_slot(struct stripe *s, const struct at_live_block *b, uint64_
         }
 }
 
-static int grow_slots(struct stripe *s)
+/*
+ * All stripes' tables are slices of one region, grown together (under all
+ * stripe locks, once per doubling), so that the region is large enough for
+ * transparent huge pages: with hundreds of thousands of live blocks every
+ * lookup is a random access, and 4 KiB pages make it a TLB miss and, when
+ * the table grows, a page fault per page.
+ */
+#define HUGE (2u << 20)
+static char *region;
+static size_t region_len;
+
+static void *region_map(size_t bytes, size_t *len)
 {
-    size_t old_cap = s->cap;
-    struct at_live_block *old = s->slots;
-    size_t cap = old_cap ? old_cap * 2 : 1024;
-    struct at_live_block *slots = at_real.calloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    s->slots = slots;
-    s->cap = cap;
-    s->count = 0;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].id)
-            insert_slot(s, &old[i], mix(old[i].id));
-    at_real.free(old);
-    return 0;
+    size_t n = (bytes + HUGE - 1) & ~(size_t)(HUGE - 1);
+    char *m = mmap(NULL, n + HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    char *a = (char *)(((uintptr_t)m + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+    if (a > m)
+        munmap(m, (size_t)(a - m));
+    if (a + n < m + n + HUGE)
+        munmap(a + n, (size_t)(m + n + HUGE - (a + n)));
+    madvise(a, n, MADV_HUGEPAGE);
+    *len = n;
+    return a;
+}
+
+/* Doubles every stripe's table, unless another thread did since the
+ * caller saw `seen_cap`. No stripe lock held on entry. */
+static void grow_all(size_t seen_cap)
+{
+    for (int i = 0; i < STRIPES; i++)
+        pthread_mutex_lock(&stripes[i].lock);
+    size_t old_cap = stripes[0].cap;
+    if (old_cap == seen_cap) {
+        size_t cap = old_cap ? old_cap * 2 : 256, len;
+        struct at_live_block *base = region_map(STRIPES * cap * sizeof *base, &len);
+        if (base) {
+            for (int i = 0; i < STRIPES; i++) {
+                struct stripe *s = &stripes[i];
+                struct at_live_block *old = s->slots;
+                s->slots = base + (size_t)i * cap;
+                s->cap = cap;
+                s->count = 0;
+                for (size_t k = 0; k < old_cap; k++)
+                    if (old[k].id)
+                        insert_slot(s, &old[k], mix(old[k].id));
+            }
+            if (region)
+                munmap(region, region_len);
+            region = (char *)base;
+            region_len = len;
+        }
+    }
+    for (int i = STRIPES - 1; i >= 0; i--)
+        pthread_mutex_unlock(&stripes[i].lock);
 }
 
 static void put_block(const struct at_live_block *b)
@@ -220,7 +293,15 @@ static void put_block(const struct at_live_block *b)
     uint64_t h;
     struct stripe *s = stripe_of(b->id, &h);
     pthread_mutex_lock(&s->lock);
-    if ((s->count + 1) * 4 <= s->cap * 3 || grow_slots(s) == 0)
+    while ((s->count + 1) * 4 > s->cap * 3) {
+        size_t seen = s->cap;
+        pthread_mutex_unlock(&s->lock);
+        grow_all(seen);
+        pthread_mutex_lock(&s->lock);
+        if (s->cap == seen)
+            break;   /* no memory: the block goes untracked */
+    }
+    if ((s->count + 1) * 4 <= s->cap * 3)
         insert_slot(s, b, h);
     pthread_mutex_unlock(&s->lock);
 }
@@ -241,10 +322,9 @@ void at_live_prefetch(uintptr_t id)
 void at_live_add(const struct at_event *e, uint64_t index)
 {
     struct site_key k = { e->frames, e->nframes, e->ctx, (uint16_t)e->fn, e->alignment };
-    struct at_live_block b = {
-        .id = e->id, .index = index, .size = e->size, .time_us = e->time_us, .stack = intern(&k),
-    };
-    put_block(&b);
+    struct at_live_block b = { .id = e->id, .stack = intern(&k) };
+    if (block_pack(&b, index, e->size, e->time_us) == 0)
+        put_block(&b);
 }
 
 void at_live_restore(const struct at_live_block *b)
@@ -289,8 +369,8 @@ int at_live_remove(uintptr_t id, struct at_live_block *out)
 
 static int by_index(const void *a, const void *b)
 {
-    const struct at_live_block *x = a, *y = b;
-    return x->index < y->index ? -1 : x->index > y->index;
+    uint64_t x = block_index(a), y = block_index(b);
+    return x < y ? -1 : x > y;
 }
 
 void at_live_write(void)
@@ -317,11 +397,12 @@ void at_live_write(void)
         if (!st)
             continue;   /* interning failed (no memory): nothing to write */
         struct at_event e = {
-            .fn = (enum at_fn)st->fn, .size = b->size, .id = b->id, .alignment = st->alignment,
-            .ctx = st->ctx, .time_us = b->time_us, .frames = (void **)st->frames, .nframes = st->n,
+            .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
+            .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
+            .frames = (void **)st->frames, .nframes = st->n,
         };
-        at_commit_indexed(b->index, buf, at_format_body(buf, &e));
-        bytes += b->size;
+        at_commit_indexed(block_index(b), buf, at_format_body(buf, &e));
+        bytes += e.size;
         written++;
     }
     at_real.free(all);

@@ -4,9 +4,10 @@
  *
  * File order = index order. Threads unwind and format their record body
  * (everything after "INDEX. ") on their own stack, without any lock; then
- * they take ev_lock only to draw the next index and copy "INDEX. " + body
- * into the shared buffer - a few hundred bytes of memcpy. Because the index
- * is drawn under the same lock that orders the bytes, indices are strictly
+ * they take ev_lock only to draw the next index and reserve the record's
+ * bytes in the shared buffer (a few instructions), and copy "INDEX. " +
+ * body into the reserved bytes after letting go of the lock. Because index
+ * and offset are drawn under the same lock, indices are strictly
  * increasing in the file by construction. Per-thread buffers would need a
  * merge by index at every flush and would hold a release back in one
  * thread's buffer while another thread's allocation of the same address is
@@ -16,11 +17,13 @@
  * filling the other: a thread that finds the current buffer full takes
  * wr_lock while still holding ev_lock (so writes happen in buffer order,
  * and the buffer it swaps in is no longer being written), swaps, drops
- * ev_lock and writes. No syscall per event: one write per megabyte.
+ * ev_lock, waits until every reservation in the full buffer is copied
+ * (see "Reservations" below) and writes. No syscall per event: one write
+ * per megabyte.
  *
- * Only whole records are ever in the buffer (the length is advanced after
- * the copy), so whatever was written - at a flush, by a fatal-signal
- * handler, before a SIGKILL - ends with a whole record.
+ * Only whole records are ever written: a buffer is written only once all
+ * its reservations are complete, so whatever was written - at a flush, by
+ * a fatal-signal handler, before a SIGKILL - ends with a whole record.
  *
  * The descriptor is moved to >= 1000 and checked (fstat dev/ino) before
  * each write; if the program closed it or reused the number, the file is
@@ -30,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,14 +60,24 @@ static const unsigned char fn_lens[] = {
 #define BUF_SIZE (1u << 20)
 #define FD_FLOOR 1000
 
-static pthread_mutex_t ev_lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+/* What every record touches, in one cache line of its own: the lock, the
+ * current buffer, its reserved length, the last index drawn (under ev_lock
+ * in full mode). */
+static struct {
+    pthread_mutex_t lock;
+    int cur;
+    size_t len;
+    uint64_t counter;
+} hot __attribute__((aligned(64))) = { .lock = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP };
+_Static_assert(sizeof hot == 64, "one cache line");
+#define ev_lock hot.lock
+#define cur hot.cur
+#define buf_len hot.len
+#define counter hot.counter
 static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int holds_ev AT_TLS;
 static char *bufs[2];
-static int cur;
-static size_t buf_len;
-static uint64_t counter;          /* last index drawn; under ev_lock in full mode */
-static uint64_t records;          /* records since the file was (to be) opened */
+static int records;               /* any record since the file was (to be) opened */
 static int unbuffered;
 static uint64_t last_write_us;    /* time of the last age-triggered write */
 
@@ -298,6 +312,32 @@ static void write_all(const char *p, size_t n)
 
 /* ---- the shared buffer ------------------------------------------------- */
 
+/*
+ * Reservations. Under ev_lock a thread only draws the index and reserves
+ * the record's bytes in the current buffer (a few instructions), and marks
+ * its own slot busy with that buffer; it then writes "INDEX. " + body
+ * outside the lock and clears the mark. A buffer is written only when no
+ * slot is busy with it, i.e. every record in it is complete (a writer
+ * takes ev_lock to swap or to write, so it sees every reservation made
+ * before). Index order is still file order: index and offset are drawn
+ * together under one lock. A release is reserved and copied before the
+ * real free runs, so an allocation of the same address by another thread
+ * reserves later (higher index, later offset). Each slot is its own cache
+ * line, written only by its thread; a thread without a slot (pool used
+ * up, thread exiting) copies under the lock instead.
+ */
+struct slot {
+    atomic_int busy;      /* 0, or 1 + the buffer being written into */
+    atomic_int taken;
+    size_t off, len;      /* the reservation, for the fatal-signal flush */
+} __attribute__((aligned(64)));
+#define NSLOTS 1024
+static struct slot *slots;
+static __thread struct slot *my_slot AT_TLS;
+static __thread int slot_off AT_TLS;      /* thread exiting: no more slots */
+static pthread_key_t slot_key;
+static int slot_key_ok;
+
 static void lock_ev(void)
 {
     pthread_mutex_lock(&ev_lock);
@@ -310,16 +350,74 @@ static void unlock_ev(void)
     pthread_mutex_unlock(&ev_lock);
 }
 
+static void slot_release(void *arg)
+{
+    struct slot *sl = arg;
+    slot_off = 1;
+    my_slot = NULL;
+    if (sl)
+        atomic_store(&sl->taken, 0);
+}
+
+static void slots_init(void)
+{
+    if (slots)
+        return;
+    void *m = mmap(NULL, sizeof(struct slot) * NSLOTS, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return;
+    slot_key_ok = pthread_key_create(&slot_key, slot_release) == 0;
+    slots = m;
+}
+
+static struct slot *claim_slot(void)
+{
+    if (!slots || slot_off || !slot_key_ok)
+        return NULL;
+    for (size_t i = 0; i < NSLOTS; i++) {
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&slots[i].taken, &expected, 1)) {
+            my_slot = &slots[i];
+            pthread_setspecific(slot_key, my_slot);
+            return my_slot;
+        }
+    }
+    slot_off = 1;   /* pool used up: this thread copies under the lock */
+    return NULL;
+}
+
+/* Waits until no reservation in buffer `b` is being written. */
+static void wait_complete(int b)
+{
+    for (size_t i = 0; slots && i < NSLOTS; i++) {
+        unsigned spins = 0;
+        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1) {
+            if (++spins < 1000)
+                __builtin_ia32_pause();
+            else
+                sched_yield();
+        }
+    }
+}
+
+/* Writes buffer `b` (n reserved bytes) once complete; wr_lock held. */
+static void write_buffer(int b, size_t n)
+{
+    wait_complete(b);
+    write_all(bufs[b], n);
+}
+
 /* ev_lock held on entry and on return; see the top comment. */
 static void swap_and_write(void)
 {
     pthread_mutex_lock(&wr_lock);
-    char *full = bufs[cur];
+    int full = cur;
     size_t n = buf_len;
     cur ^= 1;
     buf_len = 0;
     unlock_ev();
-    write_all(full, n);
+    write_buffer(full, n);
     pthread_mutex_unlock(&wr_lock);
     lock_ev();
 }
@@ -330,6 +428,15 @@ static void reserve(size_t need)
         swap_and_write();
 }
 
+/* Writes the current buffer without letting go of ev_lock. */
+static void write_held(void)
+{
+    pthread_mutex_lock(&wr_lock);
+    write_buffer(cur, buf_len);
+    buf_len = 0;
+    pthread_mutex_unlock(&wr_lock);
+}
+
 static char *put_index(char *p, uint64_t idx)
 {
     p += at_fmt_dec(p, idx);
@@ -338,184 +445,81 @@ static char *put_index(char *p, uint64_t idx)
     return p;
 }
 
-/*
- * Staged allocations. Locking once per record makes two threads meet on
- * ev_lock at every event. An allocation record can wait: nobody can
- * release the block before the allocating call has returned, and every
- * release drains the waiting allocations into the file before its own
- * record. So a thread formats its allocation record into its own stage
- * (one record) and pushes the stage on a lock-free list; whoever takes
- * ev_lock next - this thread or another, for any record - first commits
- * the waiting stages, drawing their indices then. An allocation followed
- * by a free costs one lock hold instead of two. Index order is still file
- * order; only the times of different threads may then step back a little.
- * Every path that writes (exit, _exit, exec, fatal signals, a thread's
- * exit) drains the list first; a forked child drops the parent's stages.
- */
-struct stage {
-    struct stage *next;     /* on the pending list */
-    atomic_int state;       /* STAGE_FREE, _EMPTY (owned), _FULL (pending) */
-    size_t len;
-    char body[];
-};
-enum { STAGE_FREE, STAGE_EMPTY, STAGE_FULL };
-#define NSTAGES 1024
-
-static char *stage_pool;
-static size_t stage_size;
-static struct stage *_Atomic pending;
-static __thread struct stage *my_stage AT_TLS;
-static __thread int stage_off AT_TLS;      /* thread exiting: no more staging */
-static pthread_key_t stage_key;
-static int stage_key_ok;
-
-static struct stage *stage_at(size_t i)
+static size_t dec_len(uint64_t v)
 {
-    return (struct stage *)(stage_pool + i * stage_size);
-}
-
-/* Room for `need` bytes without ever letting go of ev_lock: a drain must
- * not open a window in which another thread writes a release while the
- * matching allocation sits in the drainer's hands. Writes the full buffer
- * under the lock (once per megabyte). */
-static void reserve_held(size_t need)
-{
-    if (buf_len + need <= BUF_SIZE)
-        return;
-    pthread_mutex_lock(&wr_lock);
-    write_all(bufs[cur], buf_len);
-    buf_len = 0;
-    pthread_mutex_unlock(&wr_lock);
-}
-
-/* Under ev_lock: commits every waiting stage. */
-static void drain_locked(void)
-{
-    struct stage *s = atomic_exchange_explicit(&pending, NULL, memory_order_acquire);
-    while (s) {
-        struct stage *next = s->next;
-        reserve_held(s->len + 24);
-        char *p = put_index(bufs[cur] + buf_len, ++counter);
-        memcpy(p, s->body, s->len);
-        buf_len = (size_t)(p + s->len - bufs[cur]);
-        records++;
-        atomic_store_explicit(&s->state, STAGE_EMPTY, memory_order_release);
-        s = next;
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        n++;
     }
+    return n;
 }
 
-/* Our previous record still waits: commit it. Another thread may have
- * taken it off the list and be committing it (its drain can pause for a
- * buffer write), so wait until it is marked done before reusing the slot. */
-static void wait_committed(struct stage *s)
+/* Under ev_lock: appends "INDEX. " + body and commits it at once. */
+static void append_locked(uint64_t idx, const char *body, size_t len)
 {
-    lock_ev();
-    if (bufs[0])
-        drain_locked();
-    unlock_ev();
-    while (atomic_load_explicit(&s->state, memory_order_acquire) == STAGE_FULL)
-        __builtin_ia32_pause();
-}
-
-/* Thread exit: commit what this thread left waiting, give the stage back. */
-static void stage_release(void *arg)
-{
-    struct stage *s = arg;
-    int saved = at_guard;
-    at_guard = 1;
-    stage_off = 1;
-    my_stage = NULL;
-    if (s) {
-        if (atomic_load(&s->state) == STAGE_FULL)
-            wait_committed(s);
-        atomic_store(&s->state, STAGE_FREE);
-    }
-    at_guard = saved;
-}
-
-static struct stage *claim_stage(void)
-{
-    if (!stage_pool || stage_off || !stage_key_ok)
-        return NULL;
-    for (size_t i = 0; i < NSTAGES; i++) {
-        struct stage *s = stage_at(i);
-        int expected = STAGE_FREE;
-        if (atomic_compare_exchange_strong(&s->state, &expected, STAGE_EMPTY)) {
-            my_stage = s;
-            pthread_setspecific(stage_key, s);
-            return s;
-        }
-    }
-    stage_off = 1;   /* pool exhausted: this thread commits directly */
-    return NULL;
-}
-
-static void stage_init(void)
-{
-    if (stage_pool)
-        return;
-    stage_size = (sizeof(struct stage) + AT_HEAD_MAX + AT_FRAME_TEXT * (size_t)at_cfg.depth + 2 + 63) &
-                 ~(size_t)63;
-    void *m = mmap(NULL, stage_size * NSTAGES, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return;
-    stage_pool = m;
-    stage_key_ok = pthread_key_create(&stage_key, stage_release) == 0;
-}
-
-void at_commit_alloc(const struct at_event *e)
-{
-    struct stage *s = my_stage;
-    if (!s && !unbuffered)
-        s = claim_stage();
-    if (!s || unbuffered) {
-        char buf[AT_HEAD_MAX + AT_FRAME_TEXT * e->nframes + 2];
-        at_commit(buf, at_format_body(buf, e), e->time_us);
-        return;
-    }
-    if (atomic_load_explicit(&s->state, memory_order_acquire) == STAGE_FULL)
-        wait_committed(s);
-    s->len = at_format_body(s->body, e);
-    atomic_store_explicit(&s->state, STAGE_FULL, memory_order_release);
-    struct stage *head = atomic_load_explicit(&pending, memory_order_relaxed);
-    do
-        s->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&pending, &head, s, memory_order_release,
-                                                  memory_order_relaxed));
+    reserve(len + 24);
+    char *p = put_index(bufs[cur] + buf_len, idx);
+    memcpy(p, body, len);
+    buf_len = (size_t)(p + len - bufs[cur]);
+    if (!records)   /* no store once set: the line is read by every record */
+        records = 1;
 }
 
 void at_commit(const char *body, size_t len, uint64_t time_us)
 {
+    struct slot *sl = my_slot;
+    if (__builtin_expect(!sl, 0) && !slot_off)
+        sl = claim_slot();
     lock_ev();
-    if (bufs[0]) {
-        drain_locked();
-        reserve(len + 24);
-        char *p = put_index(bufs[cur] + buf_len, ++counter);
-        memcpy(p, body, len);
-        buf_len = (size_t)(p + len - bufs[cur]);
-        records++;
-        if (time_us && !last_write_us)
-            last_write_us = time_us;
+    if (!bufs[0]) {
+        unlock_ev();
+        return;
+    }
+    if (time_us && !last_write_us)
+        last_write_us = time_us;
+    if (!sl || unbuffered || (time_us && time_us - last_write_us > 1000000 && !open_pending)) {
+        append_locked(++counter, body, len);
         if (unbuffered || (time_us && time_us - last_write_us > 1000000 && !open_pending)) {
             last_write_us = time_us;
             swap_and_write();
         }
+        unlock_ev();
+        return;
     }
+    reserve(len + 24);
+    uint64_t idx = ++counter;
+    size_t n = dec_len(idx) + 2 + len;
+    int b = cur;
+    size_t off = buf_len;
+    /* Marked busy before the length covers it: a fatal signal on this
+     * thread in between must not write the uncopied bytes. */
+    sl->off = off;
+    sl->len = n;
+    atomic_store_explicit(&sl->busy, b + 1, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    buf_len += n;
+    if (!records)
+        records = 1;
     unlock_ev();
+    char *p = put_index(bufs[b] + off, idx);
+    memcpy(p, body, len);
+    atomic_store_explicit(&sl->busy, 0, memory_order_release);
+}
+
+/* An allocation cannot be released before its call returns, so it is
+ * committed like any record, after the real allocator returned. */
+void at_commit_alloc(const struct at_event *e)
+{
+    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * e->nframes + 2];
+    at_commit(buf, at_format_body(buf, e), e->time_us);
 }
 
 void at_commit_indexed(uint64_t index, const char *body, size_t len)
 {
     lock_ev();
-    if (bufs[0]) {
-        drain_locked();
-        reserve(len + 24);
-        char *p = put_index(bufs[cur] + buf_len, index);
-        memcpy(p, body, len);
-        buf_len = (size_t)(p + len - bufs[cur]);
-        records++;
-    }
+    if (bufs[0])
+        append_locked(index, body, len);
     unlock_ev();
 }
 
@@ -523,9 +527,9 @@ void at_commit_indexed(uint64_t index, const char *body, size_t len)
  * realloc's release must be in the file before the old block can be handed
  * out again, yet a realloc that fails must leave no record. So both happen
  * under one hold of ev_lock: the release is placed, the real realloc runs,
- * and on failure the release is taken back (nothing can have been written
- * or numbered after it meanwhile). Room for both records is reserved first
- * so no flush can separate them.
+ * and on failure the release is taken back (nothing can have been numbered
+ * or reserved after it meanwhile). Room for both records is reserved first
+ * so no flush can separate them; they are committed together at the end.
  */
 void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
                         void *old, size_t n, size_t m, void *(*op)(void *, size_t, size_t))
@@ -535,7 +539,6 @@ void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *a
         unlock_ev();
         return op(old, n, m);
     }
-    drain_locked();
     reserve(rel_len + 48 + AT_HEAD_MAX + (size_t)alloc->nframes * AT_FRAME_TEXT);
     size_t saved_len = buf_len;
     char *p = put_index(bufs[cur] + buf_len, ++counter);
@@ -548,13 +551,15 @@ void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *a
         unlock_ev();
         return NULL;
     }
-    records++;
+    if (!records)
+        records = 1;
     if (q) {
         alloc->id = (uintptr_t)q;
         p = put_index(bufs[cur] + buf_len, ++counter);
         p += at_format_body(p, alloc);
         buf_len = (size_t)(p - bufs[cur]);
-        records++;
+        if (!records)
+            records = 1;
     }
     if (unbuffered)
         swap_and_write();
@@ -670,8 +675,7 @@ int at_writer_open(pid_t pid, int child)
         }
         bufs[0] = m;
         bufs[1] = m + BUF_SIZE;
-        if (!at_cfg.leaks_mode)
-            stage_init();
+        slots_init();
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
     out_pid = pid;
@@ -696,13 +700,9 @@ int at_writer_open(pid_t pid, int child)
 /* A child with nothing but its header keeps it unwritten (no file yet). */
 static void flush_locked(void)
 {
-    drain_locked();
     if (open_pending && records == 0)
         return;
-    pthread_mutex_lock(&wr_lock);
-    write_all(bufs[cur], buf_len);
-    buf_len = 0;
-    pthread_mutex_unlock(&wr_lock);
+    write_held();
 }
 
 void at_writer_flush(void)
@@ -723,7 +723,7 @@ void at_writer_before_exec(void)
         return;
     lock_ev();
     if (open_pending) {
-        drain_locked();
+        wait_complete(cur);
         buf_len = 0;
         records = 0;
     } else {
@@ -736,7 +736,6 @@ void at_writer_unbuffered(void)
 {
     lock_ev();
     unbuffered = 1;
-    drain_locked();
     if (buf_len)
         swap_and_write();
     unlock_ev();
@@ -761,14 +760,41 @@ void at_writer_emergency_flush(void)
     if (!bufs[0])
         return;
     int got_ev = holds_ev ? 0 : try_lock_bounded(&ev_lock);
-    if (got_ev) {
+    if (got_ev)
         holds_ev = 1;
-        drain_locked();   /* before wr_lock: a full buffer is written through it */
-    }
     int got_wr = try_lock_bounded(&wr_lock);
     if (!(open_pending && records == 0)) {
-        write_all(bufs[cur], buf_len);
-        buf_len = 0;
+        /* Only whole records: wait (bounded) for the other threads'
+         * reservations to complete; this thread's own, if the signal
+         * interrupted one, is left out (its index goes missing). */
+        int b = cur;
+        size_t n = buf_len, own = 0, own_off = 0;
+        struct slot *me = my_slot;
+        if (me && atomic_load_explicit(&me->busy, memory_order_relaxed) == b + 1) {
+            own = me->len;
+            own_off = me->off;
+        }
+        int complete = 1;
+        for (size_t i = 0; slots && i < NSLOTS && complete; i++) {
+            if (&slots[i] == me)
+                continue;
+            int k = 0;
+            while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
+                   ++k < 100000)
+                __builtin_ia32_pause();
+            if (k == 100000)
+                complete = 0;
+        }
+        if (complete) {
+            if (own) {
+                write_all(bufs[b], own_off);
+                write_all(bufs[b] + own_off + own, n - own_off - own);
+            } else {
+                write_all(bufs[b], n);
+            }
+            /* Nothing more goes into this buffer: the process dies. */
+            buf_len = 0;
+        }
     }
     if (got_wr)
         pthread_mutex_unlock(&wr_lock);
@@ -806,11 +832,12 @@ void at_writer_fork_child(void)
     holds_ev = 0;
     buf_len = 0;
     records = 0;
-    /* The waiting stages are the parent's records; other threads' stages
-     * belong to threads that do not exist here. */
-    atomic_store(&pending, NULL);
-    for (size_t i = 0; stage_pool && i < NSTAGES; i++)
-        atomic_store(&stage_at(i)->state, stage_at(i) == my_stage ? STAGE_EMPTY : STAGE_FREE);
+    /* Reservations of the parent's other threads never complete here, and
+     * their slots belong to threads that do not exist here. */
+    for (size_t i = 0; slots && i < NSLOTS; i++) {
+        atomic_store(&slots[i].busy, 0);
+        atomic_store(&slots[i].taken, &slots[i] == my_slot);
+    }
     if (out_fd >= 0)
         close(out_fd);
     out_fd = -1;
