@@ -103,9 +103,4 @@ typedef struct at_filter_tally {
  * filters that matched nothing. tally has at_filter_set_count entries. */
 void at_filter_report_tally(FILE *out, const at_filter_set *s, const at_filter_tally *tally);
 
-/* A filter a user can paste into a suppression file: the stack's functions
- * (or files and lines) outermost first, led by "..." so that a deeper or
- * truncated stack still matches. */
-void at_filter_suggest(FILE *out, const at_frame_info *frames, size_t nframes);
-
 #endif

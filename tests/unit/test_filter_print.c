@@ -1,8 +1,7 @@
 /*
  * tests/unit/test_filter_print.c: what --check-filters shows (the normal
- * form, which parses back to itself, and the lint warnings), the
- * suppression report, and suggested suppressions that match the stack
- * they came from.
+ * form, which parses back to itself, and the lint warnings) and the
+ * suppression report.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,51 +154,6 @@ static void tally_report_lists_use_and_unused(void **state)
     at_filter_set_free(s);
 }
 
-static char *suggest(const at_frame_info *f, size_t n)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    at_filter_suggest(out, f, n);
-    fclose(out);
-    return buf;
-}
-
-static void suggestion_matches_its_own_stack(void **state)
-{
-    (void)state;
-    /* Innermost first, as at_frame_read_stack gives them. */
-    at_frame_info f[] = {
-        { 0x1, "xstrdup", "/a/x.c", 5, "/app", false },
-        { 0x2, "ns::Foo::bar(int) const", "/a/foo.cc", 9, "/app", false },
-        { 0x3, AT_UNKNOWN, AT_UNKNOWN, 0, "/lib/libq.so", false },
-        { 0x4, "main", "/a/main.c", 3, "/app", false },
-    };
-    char *line = suggest(f, 4);
-    assert_string_equal(line, "functions contains [ ... main ... #\"^ns\\:\\:Foo\\:\\:bar\\(int\\)\\ const$\"# xstrdup ]");
-    at_filter_set *s = at_filter_set_new();
-    at_filter_error err;
-    assert_int_equal(at_filter_set_add_expr(s, line, NULL, &err), 0);
-    assert_true(at_filter_matches_frames(s, 0, f, 4, 1));
-    /* A different allocation site does not match. */
-    f[0].function = "xmalloc";
-    assert_false(at_filter_matches_frames(s, 0, f, 4, 1));
-    at_filter_set_free(s);
-    free(line);
-}
-
-static void suggestion_without_names_uses_modules(void **state)
-{
-    (void)state;
-    at_frame_info f[] = {
-        { 0x1, AT_UNKNOWN, AT_UNKNOWN, 0, "/usr/lib/libz.so.1", false },
-        { 0x2, AT_UNKNOWN, AT_UNKNOWN, 0, "/home/u/app", false },
-    };
-    char *line = suggest(f, 2);
-    assert_string_equal(line, "modules contains [ ... app libz.so.1 ]");
-    free(line);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,8 +165,6 @@ int main(void)
         cmocka_unit_test(lint_finds_filters_that_match_everything),
         cmocka_unit_test(lint_is_quiet_on_ordinary_filters),
         cmocka_unit_test(tally_report_lists_use_and_unused),
-        cmocka_unit_test(suggestion_matches_its_own_stack),
-        cmocka_unit_test(suggestion_without_names_uses_modules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
