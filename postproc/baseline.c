@@ -34,15 +34,9 @@ struct at_baseline {
     size_t n, cap;
 };
 
-static const char *last_component(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash && slash[1] ? slash + 1 : path;
-}
-
 const char *at_baseline_process_name(const char *process)
 {
-    return last_component(process);
+    return at_path_base(process);
 }
 
 uint32_t at_gate_frames_to_main(const at_frame_info *frames, uint32_t n)
@@ -65,7 +59,7 @@ char *at_baseline_key(const at_frame_info *frames, uint32_t n)
     for (uint32_t i = n; i-- > 0;) {
         const at_frame_info *f = &frames[i];
         const char *where = strcmp(f->file, AT_UNKNOWN) != 0 ? f->file : f->module;
-        w += sprintf(w, "%s%s@%s", i + 1 < n ? KEY_SEP : "", f->function, last_component(where));
+        w += sprintf(w, "%s%s@%s", i + 1 < n ? KEY_SEP : "", f->function, at_path_base(where));
     }
     return key;
 }

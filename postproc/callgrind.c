@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "frame.h"
 #include "xalloc.h"
 
 #define NO_ALLOC_NAME "(no allocations)"
@@ -266,9 +267,7 @@ int at_export_callgrind(FILE *out, const at_profile *p, const at_export_meta *me
 char *at_export_default_name(const at_export_meta *meta, bool webgrind)
 {
     const char *proc = meta && meta->process && *meta->process ? meta->process : "unknown";
-    const char *slash = strrchr(proc, '/');
-    if (slash && slash[1])
-        proc = slash + 1;
+    proc = at_path_base(proc);
     size_t n = strlen(proc) + 64;
     char *name = at_xmalloc(n);
     size_t o = (size_t)snprintf(name, n, "cachegrind.out.");

@@ -115,3 +115,9 @@ void at_frame_read_stack(const at_stack *stack, const at_maps *maps, at_stack_ta
     for (uint32_t i = 0; i < stack->nframes; i++)
         at_frame_read(&stack->frames[i], maps, arena, &infos[i]);
 }
+
+const char *at_path_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash && slash[1] ? slash + 1 : path;
+}

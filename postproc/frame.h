@@ -30,6 +30,10 @@ typedef struct at_frame_info {
 void at_frame_read(const at_frame *frame, const at_maps *maps, at_stack_table *arena,
                    at_frame_info *info);
 
+/* The last component of a path ("config.c" of "/src/config.c"); the path
+ * itself when it ends in '/' or has none. */
+const char *at_path_base(const char *path);
+
 /* Fills infos[0 .. stack->nframes) in the stack's order (innermost first). */
 void at_frame_read_stack(const at_stack *stack, const at_maps *maps, at_stack_table *arena,
                          at_frame_info *infos);

@@ -451,12 +451,6 @@ static void add_element(strbuf *b, const char *s, bool path, bool callstack)
     sb_str(b, "$\"#");
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash && slash[1] ? slash + 1 : path;
-}
-
 /* "functions contains [ ... outer ... inner ] && string contains [ ... ]"
  * from main on (the leading "..." takes the start-up frames); with
  * `lines`, the file list is a callstack list with each frame's line. */
@@ -473,7 +467,7 @@ static char *filter_for(const at_gate_group *grp, bool lines)
     for (uint32_t i = n; i-- > 0;) {
         const at_frame_info *f = &grp->frames[i];
         sb_add(&b, " ", 1);
-        add_element(&b, base_name(f->file), true, lines);
+        add_element(&b, at_path_base(f->file), true, lines);
         if (lines && f->line) {
             char num[32];
             snprintf(num, sizeof num, " : %u", f->line);
@@ -489,7 +483,7 @@ static char *filter_for(const at_gate_group *grp, bool lines)
         sb_str(&b, " && modules contains [ ...");
         for (uint32_t i = n; i-- > 0;) {
             sb_add(&b, " ", 1);
-            add_element(&b, base_name(grp->frames[i].module), true, false);
+            add_element(&b, at_path_base(grp->frames[i].module), true, false);
         }
         sb_str(&b, " ]");
     }

@@ -242,12 +242,6 @@ static void add_sample(builder *b, const at_sample *s)
 
 /* ---- frames -> functions --------------------------------------------------- */
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash && slash[1] ? slash + 1 : path;
-}
-
 /* The "file" of a function known only by its module: the module's path in
  * brackets, like "[allocator]". Not the path itself: callgrind_annotate
  * opens every file name that exists to annotate its lines, and an ELF
@@ -279,12 +273,12 @@ static void frame_function(builder *b, const at_frame_info *fi, const char **nam
     const at_map *m = b->maps ? at_maps_find(b->maps, fi->addr) : NULL;
     char *text;
     if (m && strcmp(m->path, fi->module) == 0) {
-        const char *base = base_name(m->path);
+        const char *base = at_path_base(m->path);
         size_t n = strlen(base) + sizeof buf;
         text = at_xcalloc(1, n);
         snprintf(text, n, "%s+0x%llx", base, (unsigned long long)(fi->addr - m->start));
     } else if (strcmp(fi->module, AT_UNKNOWN) != 0) {
-        const char *base = base_name(fi->module);
+        const char *base = at_path_base(fi->module);
         size_t n = strlen(base) + sizeof buf;
         text = at_xcalloc(1, n);
         snprintf(text, n, "%s@0x%llx", base, (unsigned long long)fi->addr);
@@ -427,11 +421,11 @@ static char *file_label(const char *file)
     if (file[0] == '[' && n > 2 && file[n - 1] == ']') {
         char *inner = at_xcalloc(1, n);
         memcpy(inner, file + 1, n - 2);
-        const char *base = base_name(inner);
+        const char *base = at_path_base(inner);
         memmove(inner, base, strlen(base) + 1);
         return inner;
     }
-    const char *base = base_name(file);
+    const char *base = at_path_base(file);
     char *label = at_xcalloc(1, strlen(base) + 1);
     memcpy(label, base, strlen(base));
     return label;
