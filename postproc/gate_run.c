@@ -2,7 +2,8 @@
  * postproc/gate_run.c: `alloctrace-postproc --gate [OPTIONS] TRACE...`, the
  * judging half of `alloctrace --check` (scripts/alloctrace-check runs the
  * program and calls this). For each trace: read, pair leaks, resolve every
- * leaked stack, hand the blocks to the gate; then judge all of them at
+ * leaked stack (the -r stage, so maps and build ids are handled as in any
+ * run), hand the blocks to the gate; then judge all of them at
  * once, report, and exit 0/1/2/3 (gate.h).
  *
  * Decisions:
@@ -39,7 +40,7 @@
 #include "gate_supp.h"
 #include "leaks.h"
 #include "reader.h"
-#include "resolve.h"
+#include "resolve_stage.h"
 #include "trace.h"
 
 #define GATE_PROGRAM AT_PROGRAM " --gate"
@@ -177,50 +178,24 @@ static void parse(int argc, char **argv, gate_opts *o)
 
 /* ---- reading one trace --------------------------------------------------- */
 
-/* The last stage of the chain: resolves each leaked stack and keeps the
- * blocks; feeds map lines and build ids to the resolver in trace order. */
+/* The last stage of the chain: keeps the leaked blocks, their stacks
+ * already resolved by the stage before. */
 typedef struct collector {
     at_stage stage;
-    at_trace *t;
-    at_resolver *r;
     at_gate_block *blocks;
     size_t n, cap;
     uint64_t bytes;
 } collector;
 
-static void add_build_id(at_resolver *r, const char *text, size_t len)
-{
-    size_t plen = strlen(AT_BUILD_ID_PREFIX);
-    if (len <= plen || strncmp(text, AT_BUILD_ID_PREFIX, plen) != 0)
-        return;
-    const char *p = text + plen, *end = text + len, *arrow = NULL;
-    for (const char *q = p; q + 4 <= end; q++)
-        if (memcmp(q, AT_MAP_ARROW, 4) == 0)
-            arrow = q;
-    if (!arrow || arrow == p)
-        return;
-    char *path = strndup(p, (size_t)(arrow - p));
-    char *hex = strndup(arrow + 4, (size_t)(end - arrow - 4));
-    if (path && hex)
-        at_resolver_set_build_id(r, path, hex);
-    free(path);
-    free(hex);
-}
-
 static void collect_put(at_stage *self, const at_record *rec)
 {
     collector *c = (collector *)self;
-    if (rec->kind == AT_REC_MAP) {
-        at_resolver_add_map(c->r, rec->u.map);
-    } else if (rec->kind == AT_REC_COMMENT) {
-        add_build_id(c->r, rec->u.comment.text, rec->u.comment.len);
-    } else if (rec->kind == AT_REC_CALL && rec->u.call->is_alloc) {
+    if (rec->kind == AT_REC_CALL && rec->u.call->is_alloc) {
         if (c->n == c->cap) {
             c->cap = c->cap ? 2 * c->cap : 256;
             c->blocks = at_xreallocarray(c->blocks, c->cap, sizeof *c->blocks);
         }
-        const at_stack *s = at_resolver_resolve(c->r, c->t->stacks, rec->u.call->stack);
-        c->blocks[c->n++] = (at_gate_block){ s, rec->u.call->size };
+        c->blocks[c->n++] = (at_gate_block){ rec->u.call->stack, rec->u.call->size };
         c->bytes += rec->u.call->size;
     }
 }
@@ -342,9 +317,11 @@ static int judge_trace(at_gate *g, const char *path, bool quiet)
     diag.quiet = quiet;
     at_resolve_options ro = { .quiet = quiet };
     at_trace *t = at_trace_new();
-    collector c = { .stage = { collect_put, collect_finish, NULL }, .t = t,
-                    .r = at_resolver_new(&ro) };
-    at_stage *leaks = at_leaks_new(&c.stage, t);
+    collector c = { .stage = { collect_put, collect_finish, NULL } };
+    at_stage *resolve = at_resolve_stage_new(&c.stage, t, &ro);
+    if (!resolve)
+        abort(); /* only bad --debug-dir/--sysroot fail, and the gate has neither */
+    at_stage *leaks = at_leaks_new(resolve, t);
     int rc = at_read_fd(fd, t, leaks, &diag, NULL);
     if (rc == 0)
         at_stage_finish(leaks);
@@ -358,7 +335,7 @@ static int judge_trace(at_gate *g, const char *path, bool quiet)
 
     free(c.blocks);
     at_leaks_free(leaks);
-    at_resolver_free(c.r);
+    at_resolve_stage_free(resolve);
     at_trace_free(t);
     close(fd);
     return 0;

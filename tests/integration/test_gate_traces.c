@@ -101,6 +101,27 @@ static void full_trace_is_paired_before_judging(void **state)
     free(t);
 }
 
+/* dlclose, then another object over the same range: the leak made before
+ * the new map line is named by the old object, although pairing held it
+ * back to the end of the trace (the resolve stage's rule, as with -lr). */
+static void leak_before_a_replaced_map_is_named_by_the_old_object(void **state)
+{
+    (void)state;
+    char *t = write_trace(HEADER("")
+                          ": /nonexistent/old.so => 0x7f0000000000-0x7f0000100000\n"
+                          "1. malloc(8) = 0x1000\n\t0x7f0000001234\n\n"
+                          ": /nonexistent/new.so => 0x7f0000000000-0x7f0000100000\n"
+                          "2. malloc(16) = 0x2000\n\t0x7f0000001234\n\n");
+    h_result r = gate(t, "-q", NULL, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.out, "Leak of 8 byte(s) in 1 block(s) allocated from:\n"
+                                  "    #0 0x7f0000001234 from /nonexistent/old.so\n"));
+    assert_non_null(strstr(r.out, "Leak of 16 byte(s) in 1 block(s) allocated from:\n"
+                                  "    #0 0x7f0000001234 from /nonexistent/new.so\n"));
+    h_result_free(&r);
+    free(t);
+}
+
 static void full_trace_with_cut_last_line_is_truncated(void **state)
 {
     (void)state;
@@ -166,6 +187,7 @@ int main(void)
         T(summary_not_matching_the_blocks_read_is_incomplete),
         T(empty_trace_is_untrusted),
         T(full_trace_is_paired_before_judging),
+        T(leak_before_a_replaced_map_is_named_by_the_old_object),
         T(full_trace_with_cut_last_line_is_truncated),
         T(baseline_is_not_updated_from_an_untrusted_run),
         T(usage_errors_exit_2),
