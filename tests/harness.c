@@ -78,6 +78,10 @@ static int drain(int fd, char **buf, size_t *len)
     return 1;
 }
 
+/* Tests never share the resolver's disk cache with each other or with the
+ * user: it is off unless a test names a directory of its own. */
+#define NO_CACHE "ALLOCTRACE_CACHE_DIR="
+
 static char **merged_env(const char *const extra[])
 {
     size_t n = 0, m = 0;
@@ -85,15 +89,20 @@ static char **merged_env(const char *const extra[])
         n++;
     while (extra && extra[m])
         m++;
-    char **env = calloc(n + m + 1, sizeof *env);
+    char **env = calloc(n + m + 2, sizeof *env);
     size_t k = 0;
-    for (size_t i = 0; i < m; i++)
+    int own_cache = 0;
+    for (size_t i = 0; i < m; i++) {
         env[k++] = (char *)extra[i];
+        own_cache |= strncmp(extra[i], NO_CACHE, strlen(NO_CACHE)) == 0;
+    }
+    if (!own_cache)
+        env[k++] = NO_CACHE;
     for (size_t i = 0; i < n; i++) {
         /* An extra entry replaces the inherited one of the same name. */
         const char *eq = strchr(environ[i], '=');
         size_t len = eq ? (size_t)(eq - environ[i]) + 1 : strlen(environ[i]);
-        int shadowed = 0;
+        int shadowed = strncmp(environ[i], NO_CACHE, strlen(NO_CACHE)) == 0;
         for (size_t j = 0; j < m; j++)
             if (strncmp(extra[j], environ[i], len) == 0)
                 shadowed = 1;

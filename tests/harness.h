@@ -32,7 +32,8 @@ typedef struct h_result {
 
 /* Runs argv (NULL-terminated) with extra environment entries added
  * ("NAME=VALUE", NULL-terminated, may be NULL), in directory cwd (NULL:
- * current). Standard input is /dev/null. */
+ * current). Standard input is /dev/null. The resolver's disk cache is off
+ * (ALLOCTRACE_CACHE_DIR=) unless env sets ALLOCTRACE_CACHE_DIR itself. */
 h_result h_run(const char *const argv[], const char *const env[], const char *cwd);
 
 /* Runs a shell command line built from a printf format. */
