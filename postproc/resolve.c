@@ -7,6 +7,13 @@
  * Addresses are keyed with their map because a later map line may cover
  * the same range with another object (dlclose, then dlopen).
  *
+ * With a cache directory, a module that can be cached (resolve_module.h:
+ * its fingerprint) gets its disk cache file read when it is opened; an
+ * address found there is not looked up (no DWARF is read for a module whose
+ * addresses all hit). New answers are added only once libdwfl's debug file
+ * has been seen to be the predicted one, and written when the resolver is
+ * freed.
+ *
  * An address is looked up as ADDR - 1, the call instruction itself, so the
  * line is the call's own line and not the next statement's (a call that
  * ends a function would otherwise resolve into the next function).
@@ -25,6 +32,7 @@
 #include <alloctrace/format.h>
 
 #include "resolve_cache.h"
+#include "resolve_disk.h"
 #include "resolve_module.h"
 
 #define WARN_PREFIX "alloctrace-postproc: WARNING: "
@@ -35,11 +43,13 @@ typedef struct rmap {
     long module; /* index into modules; -1 until first needed */
 } rmap;
 
-/* The frame texts one address resolves to (inline chain expanded). */
-typedef struct resolved {
-    uint32_t n;
-    char *texts[];
-} resolved;
+/* A module and its disk cache. */
+typedef struct rmodule {
+    at_module m;
+    at_rdisk *disk;     /* NULL: not cached */
+    bool checked;       /* the debug source has been compared with libdwfl's */
+    bool writable;      /* ... and agreed: new answers may be stored */
+} rmodule;
 
 struct at_resolver {
     bool re_resolve, quiet;
@@ -49,13 +59,15 @@ struct at_resolver {
     char *debuginfo_path; /* the same, in libdwfl's syntax, for .gnu_debuglink too */
     Dwfl_Callbacks callbacks;
     at_module_env env;
+    char *cache_dir;      /* NULL: no disk cache */
+    char *program_id;     /* this resolver's build, first part of every cache key */
 
     rmap *maps;
     size_t nmaps, capmaps;
-    at_module *modules;
+    rmodule *modules;
     size_t nmodules, capmodules;
 
-    at_rcache *addrs;  /* (map index + 1 or 0, address) -> resolved */
+    at_rcache *addrs;  /* (map index + 1 or 0, address) -> at_rtexts */
     at_rcache *stacks; /* (input stack, 0) -> output stack */
     at_stack_table *table;
     at_demangler *dm;
@@ -153,18 +165,23 @@ at_resolver *at_resolver_new(const at_resolve_options *opts)
                               .sysroot = r->sysroot,
                               .build_id_dirs = (const char *const *)r->build_id_dirs,
                               .nbuild_id_dirs = r->nbuild_id_dirs };
+    if (opts->cache_dir && opts->cache_dir[0]) {
+        r->cache_dir = absolute(opts->cache_dir);
+        r->program_id = at_rdisk_program_id();
+    }
     r->addrs = at_rcache_new();
     r->stacks = at_rcache_new();
     r->dm = at_demangler_new();
     return r;
 }
 
-static void free_resolved(void *p)
+char *at_resolve_cache_dir(const char *given, bool off)
 {
-    resolved *e = p;
-    for (uint32_t i = 0; i < e->n; i++)
-        free(e->texts[i]);
-    free(e);
+    if (off)
+        return NULL;
+    if (given)
+        return given[0] ? at_xstrdup(given) : NULL;
+    return at_rdisk_default_dir();
 }
 
 void at_resolver_free(at_resolver *r)
@@ -176,16 +193,22 @@ void at_resolver_free(at_resolver *r)
         free(r->maps[i].build_id);
     }
     free(r->maps);
-    for (size_t i = 0; i < r->nmodules; i++)
-        at_module_close(&r->modules[i]);
+    for (size_t i = 0; i < r->nmodules; i++) {
+        if (r->modules[i].disk)
+            at_rdisk_save(r->modules[i].disk); /* failure only costs time: silent */
+        at_rdisk_free(r->modules[i].disk);
+        at_module_close(&r->modules[i].m);
+    }
     free(r->modules);
-    at_rcache_free(r->addrs, free_resolved);
+    at_rcache_free(r->addrs, at_rtexts_free);
     at_rcache_free(r->stacks, NULL);
     at_demangler_free(r->dm);
     for (size_t i = 0; i < r->nbuild_id_dirs; i++)
         free(r->build_id_dirs[i]);
     free(r->build_id_dirs);
     free(r->debuginfo_path);
+    free(r->cache_dir);
+    free(r->program_id);
     free(r->sysroot);
     free(r->buf);
     free(r);
@@ -243,13 +266,24 @@ static void warn(at_resolver *r, const char *msg)
         fprintf(stderr, WARN_PREFIX "%s\n", msg);
 }
 
+/* A module's disk cache, when it can have one. */
+static at_rdisk *open_disk(const at_resolver *r, const at_module *mod)
+{
+    if (!r->cache_dir || !mod->fingerprint)
+        return NULL;
+    char *key = at_xasprintf("%s\t%s", r->program_id, mod->fingerprint);
+    at_rdisk *d = at_rdisk_open(r->cache_dir, mod->path, key, AT_RDISK_MAX_ENTRIES);
+    free(key);
+    return d;
+}
+
 /* The module of a map, opened on first use; one per (path, build id). */
-static at_module *module_of(at_resolver *r, rmap *m)
+static rmodule *module_of(at_resolver *r, rmap *m)
 {
     if (m->module >= 0)
         return &r->modules[m->module];
     for (size_t i = 0; i < r->nmodules; i++)
-        if (strcmp(r->modules[i].path, m->path) == 0 && same(r->modules[i].build_id, m->build_id)) {
+        if (strcmp(r->modules[i].m.path, m->path) == 0 && same(r->modules[i].m.build_id, m->build_id)) {
             m->module = (long)i;
             return &r->modules[i];
         }
@@ -257,20 +291,21 @@ static at_module *module_of(at_resolver *r, rmap *m)
         r->capmodules = r->capmodules ? r->capmodules * 2 : 16;
         r->modules = at_xrealloc(r->modules, r->capmodules * sizeof *r->modules);
     }
-    at_module *mod = &r->modules[r->nmodules];
+    rmodule *rm = &r->modules[r->nmodules];
     m->module = (long)r->nmodules++;
-    at_module_open(mod, m->path, m->build_id, &r->env);
+    *rm = (rmodule){ 0 };
+    at_module_open(&rm->m, m->path, m->build_id, &r->env);
     r->stats.modules_opened++;
     /* A pseudo-object such as linux-vdso.so.1 has no file: nothing to warn about. */
-    if (mod->problem && strchr(m->path, '/'))
-        warn(r, mod->problem);
-    return mod;
+    if (rm->m.problem && strchr(m->path, '/'))
+        warn(r, rm->m.problem);
+    rm->disk = open_disk(r, &rm->m);
+    return rm;
 }
 
-static resolved *one_text(char *text)
+static at_rtexts *one_text(char *text)
 {
-    resolved *e = at_xrealloc(NULL, sizeof *e + sizeof(char *));
-    e->n = 1;
+    at_rtexts *e = at_rtexts_new(1);
     e->texts[0] = text;
     return e;
 }
@@ -284,29 +319,48 @@ static char *frame_text(const at_symframe *f, const char *module, bool inlined)
                      module, suffix);
 }
 
-static resolved *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
+/* What the module's debug info says of addr (the file's own address). */
+static at_rtexts *look_up(at_resolver *r, rmodule *rm, const char *path, uint64_t addr)
 {
-    at_module *mod = module_of(r, m);
-    if (mod->state != AT_MODULE_OK)
-        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, m->path));
-    uint64_t addr = mod->absolute ? pc : pc - m->start;
+    if (!rm->m.looked_up)
+        r->stats.dwarf_loaded++;
     at_symframe *f = NULL;
-    size_t n = at_module_lookup(mod, addr, r->dm, &f);
+    size_t n = at_module_lookup(&rm->m, addr, r->dm, &f);
+    if (!rm->checked) { /* libdwfl has looked for the debug file by now */
+        rm->checked = true;
+        rm->writable = rm->disk && at_debug_source_matches(&rm->m.debug, rm->m.mod);
+    }
     if (n == 0)
-        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, m->path));
-    resolved *e = at_xrealloc(NULL, sizeof *e + n * sizeof(char *));
-    e->n = (uint32_t)n;
+        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, path));
+    at_rtexts *e = at_rtexts_new((uint32_t)n);
     for (size_t i = 0; i < n; i++)
-        e->texts[i] = frame_text(&f[i], m->path, i + 1 < n);
+        e->texts[i] = frame_text(&f[i], path, i + 1 < n);
     at_symframes_free(f, n);
     return e;
 }
 
-static const resolved *resolve_address(at_resolver *r, uint64_t addr)
+static at_rtexts *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
+{
+    rmodule *rm = module_of(r, m);
+    if (rm->m.state != AT_MODULE_OK)
+        return one_text(at_xasprintf("%s%s", AT_FRAME_FROM, m->path));
+    uint64_t addr = rm->m.absolute ? pc : pc - m->start;
+    const at_rtexts *hit = rm->disk ? at_rdisk_get(rm->disk, addr) : NULL;
+    if (hit) {
+        r->stats.cache_hits++;
+        return at_rtexts_copy(hit);
+    }
+    at_rtexts *e = look_up(r, rm, m->path, addr);
+    if (rm->writable)
+        at_rdisk_put(rm->disk, addr, e);
+    return e;
+}
+
+static const at_rtexts *resolve_address(at_resolver *r, uint64_t addr)
 {
     uint64_t pc = addr ? addr - 1 : 0;
     long mi = find_map(r, pc);
-    resolved *e = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
+    at_rtexts *e = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
     if (e)
         return e;
     e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
@@ -351,7 +405,7 @@ const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const
         if (f->text && i > 0 && stack->frames[i - 1].addr == f->addr &&
             ends_inlined(stack->frames[i - 1].text))
             continue;
-        const resolved *e = resolve_address(r, f->addr);
+        const at_rtexts *e = resolve_address(r, f->addr);
         for (uint32_t k = 0; k < e->n; k++)
             push(r, &n, f->addr, e->texts[k]);
     }

@@ -8,7 +8,10 @@
  * The resolver learns the trace's modules from its map lines as they are
  * read, opens each module file once, when a frame first needs it, and
  * resolves each distinct address once; a whole input stack is resolved once
- * too (stacks are interned, so the cache is keyed by pointer).
+ * too (stacks are interned, so the cache is keyed by pointer). With a cache
+ * directory, answers persist across runs, keyed by the module file, its
+ * build id and its debug file (docs/resolve.md, "The cache"): a hit reads
+ * no DWARF and gives the text a lookup would.
  *
  * Warnings ("alloctrace-postproc: WARNING: ..." on stderr, none when quiet):
  * a module file that cannot be opened, once per module; a module whose
@@ -32,6 +35,8 @@ typedef struct at_resolve_options {
     size_t ndebug_dirs;
     const char *sysroot;           /* --sysroot: prefixed to absolute module paths and
                                       to /usr/lib/debug; NULL for none */
+    const char *cache_dir;         /* the disk cache's directory (at_resolve_cache_dir);
+                                      NULL: no disk cache */
     bool re_resolve;               /* --re-resolve: frames with text are resolved again */
     bool quiet;                    /* -q: no warnings */
 } at_resolve_options;
@@ -41,6 +46,13 @@ typedef struct at_resolve_options {
  * or whose name has a ':', which libdw's search path cannot express). The
  * options are copied. */
 at_resolver *at_resolver_new(const at_resolve_options *opts);
+
+/* The disk cache directory to use (a new string), or NULL for none: none
+ * when `off` (--no-cache); else `given` (--cache-dir; empty: none); else
+ * $ALLOCTRACE_CACHE_DIR (empty: none), $XDG_CACHE_HOME/alloctrace or
+ * $HOME/.cache/alloctrace. The directory is created when first written;
+ * one that cannot be is skipped in silence (the cache only saves time). */
+char *at_resolve_cache_dir(const char *given, bool off);
 
 /* One map line, as it is read: path, load base, end and build id are
  * copied. A map that overlaps an earlier one replaces it from now on. */
@@ -63,10 +75,13 @@ typedef struct at_resolve_stats {
     size_t addresses;        /* distinct addresses resolved */
     size_t stacks;           /* distinct input stacks resolved */
     size_t warnings;         /* warnings issued (also counted when quiet) */
+    size_t cache_hits;       /* addresses answered from the disk cache */
+    size_t dwarf_loaded;     /* modules whose debug info libdw read (a lookup ran) */
 } at_resolve_stats;
 
 at_resolve_stats at_resolver_stats(const at_resolver *r);
 
+/* Frees r; first writes the disk cache's new answers (resolve_disk.h). */
 void at_resolver_free(at_resolver *r);
 
 #endif

@@ -205,6 +205,7 @@ size_t at_module_lookup(at_module *m, uint64_t addr, at_demangler *dm, at_symfra
     *out = NULL;
     if (m->state != AT_MODULE_OK || !m->mod)
         return 0;
+    m->looked_up = true;
     size_t n = from_dwarf(m->mod, addr, dm, out);
     if (n == 0)
         n = from_symtab(m, addr, dm, out);

@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The file to open for a traced path: under the sysroot when it is absolute. */
@@ -56,30 +58,34 @@ static int open_by_build_id(const char *hex, const at_module_env *env, char **fo
     return -1;
 }
 
-static char *hex_of(const unsigned char *bits, int n)
+static void check_build_id(at_module *m, const char *file, const char *have)
 {
-    char *s = malloc((size_t)n * 2 + 1);
-    if (!s)
-        abort();
-    for (int i = 0; i < n; i++)
-        sprintf(s + 2 * i, "%02x", bits[i]);
-    s[2 * n] = '\0';
-    return s;
-}
-
-static void check_build_id(at_module *m, const char *file)
-{
-    const unsigned char *bits = NULL;
-    GElf_Addr vaddr = 0;
-    int n = dwfl_module_build_id(m->mod, &bits, &vaddr);
-    char *have = n > 0 ? hex_of(bits, n) : NULL;
     if (!have || strcasecmp(have, m->build_id) != 0) {
         m->state = AT_MODULE_MISMATCH;
         m->problem = at_xasprintf("%s: build id %s is not the traced %s (the file changed since the "
                                "run); its frames are shown as \"from %s\" only",
                                file, have ? have : "(none)", m->build_id, m->path);
     }
-    free(have);
+}
+
+/* The disk cache's fingerprint of an opened module (resolve_module.h), or
+ * NULL. `have` is the build id read from the file itself: the trace's
+ * claim alone never makes a module cacheable. */
+static char *fingerprint(at_module *m, Elf *elf, const char *file, const char *have,
+                         const struct stat *st, const at_module_env *env)
+{
+    if (m->state != AT_MODULE_OK || !m->build_id || !have || strcasecmp(have, m->build_id) != 0)
+        return NULL;
+    at_debug_source_find(&m->debug, elf, file, have, env, st);
+    char *debug = at_debug_source_text(&m->debug);
+    if (!debug)
+        return NULL;
+    char *s = at_xasprintf("module=%s\tfile=%s %lld %lld.%09ld %llu\tbuild-id=%s\tkind=%s\tdebug=%s",
+                           m->path, file, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
+                           st->st_mtim.tv_nsec, (unsigned long long)st->st_ino, have,
+                           m->absolute ? "exec" : "dyn", debug);
+    free(debug);
+    return s;
 }
 
 static void mark_missing(at_module *m, const char *file, const char *why)
@@ -109,6 +115,9 @@ void at_module_open(at_module *m, const char *path, const char *build_id, const 
         stand_in = true;
     }
 
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        st = (struct stat){ 0 };
     m->dwfl = dwfl_begin(env->callbacks);
     if (m->dwfl) {
         dwfl_report_begin(m->dwfl);
@@ -127,9 +136,12 @@ void at_module_open(at_module *m, const char *path, const char *build_id, const 
     GElf_Ehdr ehdr;
     if (elf && gelf_getehdr(elf, &ehdr))
         m->absolute = ehdr.e_type == ET_EXEC;
+    char *have = at_elf_build_id_hex(elf);
     /* A stand-in was found by the traced build id: it matches by construction. */
     if (m->build_id && !stand_in)
-        check_build_id(m, file);
+        check_build_id(m, file, have);
+    m->fingerprint = fingerprint(m, elf, file, have, &st, env);
+    free(have);
     free(file);
 }
 
@@ -141,5 +153,7 @@ void at_module_close(at_module *m)
     free(m->path);
     free(m->build_id);
     free(m->problem);
+    free(m->fingerprint);
+    at_debug_source_clear(&m->debug);
     *m = (at_module){ 0 };
 }

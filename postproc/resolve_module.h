@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #include <elfutils/libdwfl.h>
 
 #include "demangle.h"
@@ -28,6 +30,34 @@ at_symindex *at_symindex_build(Dwfl_Module *mod);
 const char *at_symindex_find(const at_symindex *x, uint64_t addr);
 void at_symindex_free(at_symindex *x);
 
+/* Where libdwfl will read a module's debug info from (resolve_debugsrc.c),
+ * found before any DWARF is loaded. */
+typedef enum at_debug_kind {
+    AT_DEBUG_UNKNOWN, /* cannot tell: the module is not cached */
+    AT_DEBUG_NONE,    /* no debug info anywhere */
+    AT_DEBUG_SELF,    /* the module file has DWARF */
+    AT_DEBUG_FILE,    /* a separate file: path, st */
+} at_debug_kind;
+
+typedef struct at_debug_source {
+    at_debug_kind kind;
+    char *path;
+    struct stat st;
+} at_debug_source;
+
+typedef struct at_module_env at_module_env;
+/* The debug source of the module file `file` (elf, build id hex), under
+ * the resolver's search path. */
+void at_debug_source_find(at_debug_source *s, Elf *elf, const char *file, const char *hex,
+                          const at_module_env *env, const struct stat *main_st);
+/* Whether libdwfl, once it has looked (after a lookup), took what s says. */
+bool at_debug_source_matches(const at_debug_source *s, Dwfl_Module *mod);
+/* "self", "none", or "PATH SIZE MTIME INODE" (a new string); NULL for UNKNOWN. */
+char *at_debug_source_text(const at_debug_source *s);
+void at_debug_source_clear(at_debug_source *s);
+/* An ELF file's build id as lower-case hex (a new string), or NULL. */
+char *at_elf_build_id_hex(Elf *elf);
+
 typedef struct at_module {
     char *path;          /* as the trace names it */
     char *build_id;      /* traced build id, lower-case hex, or NULL */
@@ -37,15 +67,22 @@ typedef struct at_module {
     Dwfl_Module *mod;
     bool absolute;       /* ET_EXEC: trace addresses are the file's own */
     at_symindex *syms;   /* built on the first symbol-table lookup */
+    /* What its answers depend on, for the resolver's disk cache: the file
+     * opened (path, size, mtime, inode), its build id (read from it and
+     * equal to the traced one) and its debug source; NULL when it must not
+     * be cached (no traced build id, another one, a source not known). */
+    char *fingerprint;
+    at_debug_source debug; /* the predicted debug source */
+    bool looked_up;        /* a lookup ran: libdw has read its debug info */
 } at_module;
 
 /* Where and how modules are looked for; owned by the resolver. */
-typedef struct at_module_env {
+struct at_module_env {
     const Dwfl_Callbacks *callbacks;
     const char *sysroot;           /* or NULL */
     const char *const *build_id_dirs; /* absolute debug dirs, searched in order */
     size_t nbuild_id_dirs;
-} at_module_env;
+};
 
 /* Opens the module file `path` (under the sysroot) and checks it against
  * the traced build id (NULL: no check). Always fills m; m->state says

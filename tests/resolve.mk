@@ -44,4 +44,7 @@ $(RP)/resolve_cxx_symtab: $(RP)/resolve_cxx
 TEST_DEPS += $(RESOLVE_PROGRAMS)
 UNIT_TESTS += tests/unit/test_resolve.c
 INTEGRATION_TESTS += tests/integration/test_resolve.c
+# The disk cache: its file format (unit and fuzz) and whole runs that use it.
+UNIT_TESTS += tests/unit/test_resolve_disk.c
+FUZZ_TARGETS += tests/fuzz/fuzz_resolve_disk.c
 TEST_DEPS += preload/liballoctrace.so

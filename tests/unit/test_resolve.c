@@ -11,7 +11,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -644,6 +646,111 @@ static void missing_debug_dir_is_refused(void **state)
     free(err);
 }
 
+/* ---- the disk cache ---------------------------------------------------------- */
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+    (void)st; (void)flag; (void)f;
+    return remove(p);
+}
+
+/* Resolves every site of a run, and an address inside each library with a
+ * build id (libc: its debug file when libc6-dbg is installed), with a new
+ * resolver on cache_dir: the frame texts, one a line, and the counters. */
+static char *resolve_all(const run *r, const at_resolve_options *base, const char *cache_dir,
+                         at_resolve_stats *st)
+{
+    at_resolve_options o = base ? *base : (at_resolve_options){ 0 };
+    o.cache_dir = cache_dir;
+    at_resolver *res = at_resolver_new(&o);
+    at_stack_table *t = at_stacks_new();
+    add_maps(res, r->maps);
+    at_frame f[64];
+    uint32_t n = 0;
+    for (size_t i = 0; i < r->nsites; i++)
+        f[n++] = (at_frame){ r->sites[i].addr, NULL };
+    for (size_t i = 0; i < at_maps_count(r->maps) && n < 64; i++) {
+        const at_map *m = at_maps_get(r->maps, i);
+        if (m->build_id && m->path[0] == '/' && strstr(m->path, ".so")) /* not linux-vdso.so.1 */
+            f[n++] = (at_frame){ m->start + (m->end - m->start) / 3, NULL };
+    }
+    const at_stack *s = at_resolver_resolve(res, t, at_stacks_intern(t, f, n));
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&out, &len);
+    for (uint32_t i = 0; i < s->nframes; i++)
+        fprintf(mf, "%s\n", s->frames[i].text);
+    fclose(mf);
+    *st = at_resolver_stats(res);
+    at_stacks_free(t);
+    at_resolver_free(res); /* writes the cache */
+    return out;
+}
+
+/* A second resolver on the same cache answers every address from it,
+ * reads no DWARF, and says exactly what the first said: for a program
+ * with its own DWARF, a debug file found by build id, one found by
+ * .gnu_debuglink, symbols only, C++, and libc. */
+static void second_resolver_answers_from_disk_without_dwarf(void **state)
+{
+    (void)state;
+    static const char *const programs[] = { "resolve_app_O2", "resolve_app_stripped",
+                                            "resolve_app_debuglink", "resolve_app_symtab",
+                                            "resolve_cxx" };
+    const char *dirs[] = { DEBUG_DIR };
+    at_resolve_options with_dir = { .debug_dirs = dirs, .ndebug_dirs = 1 };
+    for (size_t p = 0; p < sizeof programs / sizeof programs[0]; p++) {
+        char cache[] = "/tmp/alloctrace-rcache.XXXXXX";
+        assert_non_null(mkdtemp(cache));
+        run r = run_program(programs[p]);
+        at_resolve_stats a, b, none;
+        char *first = resolve_all(&r, &with_dir, cache, &a);
+        char *second = resolve_all(&r, &with_dir, cache, &b);
+        char *uncached = resolve_all(&r, &with_dir, NULL, &none);
+        assert_string_equal(first, uncached);
+        assert_string_equal(second, first);
+        assert_int_equal(a.cache_hits, 0);
+        assert_true(a.dwarf_loaded > 0);
+        if (b.cache_hits != b.addresses || b.dwarf_loaded != 0)
+            fail_msg("%s: %zu of %zu addresses from the cache, %zu module(s) read DWARF",
+                     programs[p], b.cache_hits, b.addresses, b.dwarf_loaded);
+        free(first);
+        free(second);
+        free(uncached);
+        at_maps_free(r.maps);
+        nftw(cache, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    }
+}
+
+/* A module whose file differs from the traced build is never cached. */
+static void mismatched_build_id_is_not_cached(void **state)
+{
+    (void)state;
+    char cache[] = "/tmp/alloctrace-rcache.XXXXXX";
+    assert_non_null(mkdtemp(cache));
+    run r = run_program("resolve_app_O0");
+    at_maps *wrong = at_maps_new();
+    const at_map *exe = at_maps_get(r.maps, 0);
+    at_maps_add(wrong, exe->path, exe->start, exe->end);
+    at_maps_set_build_id(wrong, exe->path, "00112233445566778899aabbccddeeff00112233");
+    run w = { .maps = wrong };
+    w.sites[w.nsites++] = (site){ "direct", site_addr(&r, "direct") };
+    at_resolve_options quiet = { .quiet = true };
+    at_resolve_stats a, b;
+    free(resolve_all(&w, &quiet, cache, &a));
+    free(resolve_all(&w, &quiet, cache, &b));
+    assert_int_equal(b.cache_hits, 0);
+    DIR *d = opendir(cache);
+    size_t files = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(files, 0);
+    at_maps_free(wrong);
+    at_maps_free(r.maps);
+    nftw(cache, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -677,6 +784,8 @@ int main(void)
         cmocka_unit_test(later_map_over_same_range_replaces_earlier),
         cmocka_unit_test(debug_dir_with_colon_is_refused),
         cmocka_unit_test(missing_debug_dir_is_refused),
+        cmocka_unit_test(second_resolver_answers_from_disk_without_dwarf),
+        cmocka_unit_test(mismatched_build_id_is_not_cached),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
