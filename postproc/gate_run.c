@@ -19,7 +19,8 @@
  * - Each trace gets its own trace model, resolver and stack table, freed
  *   after its leaks are handed over: memory stays bounded on a test suite
  *   of thousands of processes. The resolver's module cache is rebuilt per
- *   trace; the benchmark (bench/gate) shows what that costs.
+ *   trace; its disk cache (--cache-dir) keeps the answers across traces
+ *   and runs, so the same libc frames are not looked up again.
  */
 #include "gate_run.h"
 #include "xalloc.h"
@@ -53,6 +54,9 @@ typedef struct gate_opts {
     const char *baseline, *json, *junit, *output;
     const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
+    const char *cache_dir_given; /* --cache-dir */
+    bool no_cache;               /* --no-cache */
+    char *cache_dir;             /* the resolver's (at_resolve_cache_dir) */
     char **traces;
     size_t ntraces;
 } gate_opts;
@@ -60,6 +64,7 @@ typedef struct gate_opts {
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
+    O_CACHE_DIR, O_NO_CACHE,
 };
 
 static const struct option long_opts[] = {
@@ -77,6 +82,8 @@ static const struct option long_opts[] = {
     { "program-status", required_argument, NULL, O_PROG_STATUS },
     { "program-signal", required_argument, NULL, O_PROG_SIGNAL },
     { "process", required_argument, NULL, O_PROCESS },
+    { "cache-dir", required_argument, NULL, O_CACHE_DIR },
+    { "no-cache", no_argument, NULL, O_NO_CACHE },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -109,6 +116,11 @@ static void usage(FILE *f)
           "      --program-signal N        the signal that killed the program\n"
           "      --process REGEX           judge only processes whose program (the trace\n"
           "                                header's process=) matches REGEX (POSIX ERE)\n"
+          "      --cache-dir DIR           keep resolved addresses in DIR across runs (default\n"
+          "                                $ALLOCTRACE_CACHE_DIR, else $XDG_CACHE_HOME/alloctrace,\n"
+          "                                else ~/.cache/alloctrace; empty: off); skipped when\n"
+          "                                it cannot be written (it only saves time)\n"
+          "      --no-cache                no cache directory\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -158,6 +170,8 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_PROG_STATUS: o->gate.program_status = (int)number("--program-status", optarg, 255); break;
         case O_PROG_SIGNAL: o->gate.program_signal = (int)number("--program-signal", optarg, 128); break;
         case O_PROCESS: o->process_re = optarg; break;
+        case O_CACHE_DIR: o->cache_dir_given = optarg; break;
+        case O_NO_CACHE: o->no_cache = true; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -174,6 +188,7 @@ static void parse(int argc, char **argv, gate_opts *o)
     o->traces = argv + optind;
     o->ntraces = (size_t)(argc - optind);
     o->gate.baseline_label = o->update_baseline ? NULL : o->baseline;
+    o->cache_dir = at_resolve_cache_dir(o->cache_dir_given, o->no_cache);
 }
 
 /* ---- reading one trace --------------------------------------------------- */
@@ -305,7 +320,7 @@ static long header_pid(const at_trace *t)
 }
 
 /* Reads one trace into the gate. Returns -1 when it cannot be opened. */
-static int judge_trace(at_gate *g, const char *path, bool quiet)
+static int judge_trace(at_gate *g, const char *path, bool quiet, const char *cache_dir)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -315,7 +330,7 @@ static int judge_trace(at_gate *g, const char *path, bool quiet)
     at_diag diag;
     at_diag_init(&diag, path);
     diag.quiet = quiet;
-    at_resolve_options ro = { .quiet = quiet };
+    at_resolve_options ro = { .quiet = quiet, .cache_dir = cache_dir };
     at_trace *t = at_trace_new();
     collector c = { .stage = { collect_put, collect_finish, NULL } };
     at_stage *resolve = at_resolve_stage_new(&c.stage, t, &ro);
@@ -432,7 +447,7 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     for (size_t i = 0; i < o->ntraces && status == 0; i++) {
         if (o->process_re && !wanted(o->traces[i], &re))
             g->nskipped++;
-        else if (judge_trace(g, o->traces[i], o->quiet) != 0)
+        else if (judge_trace(g, o->traces[i], o->quiet, o->cache_dir) != 0)
             status = AT_GATE_USAGE;
     }
     if (o->process_re)
@@ -490,5 +505,6 @@ done:
     at_baseline_free(base);
     at_gate_supp_free(supp);
     free(o.supps);
+    free(o.cache_dir);
     return status;
 }

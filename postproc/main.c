@@ -47,7 +47,10 @@ typedef struct options {
     at_select_opts select;
     /* resolve */
     bool resolve;
-    at_resolve_options resolve_opts; /* debug_dirs: malloc'ed array of argv strings */
+    at_resolve_options resolve_opts; /* debug_dirs: malloc'ed array of argv strings;
+                                        cache_dir: malloc'ed (at_resolve_cache_dir) */
+    const char *cache_dir_given;     /* --cache-dir */
+    bool no_cache;                   /* --no-cache */
     /* callstack filters */
     at_filter_opts filter;
     bool check_filters;
@@ -64,6 +67,8 @@ enum {
     OPT_RE_RESOLVE,
     OPT_DEBUG_DIR,
     OPT_SYSROOT,
+    OPT_CACHE_DIR,
+    OPT_NO_CACHE,
     OPT_FILTER,
     OPT_FILTER_FILE,
     OPT_EXCLUDE_FILTER,
@@ -93,6 +98,8 @@ static const struct option long_options[] = {
     { "re-resolve", no_argument, NULL, OPT_RE_RESOLVE },
     { "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
     { "sysroot", required_argument, NULL, OPT_SYSROOT },
+    { "cache-dir", required_argument, NULL, OPT_CACHE_DIR },
+    { "no-cache", no_argument, NULL, OPT_NO_CACHE },
     { "filter", required_argument, NULL, OPT_FILTER },
     { "filter-file", required_argument, NULL, OPT_FILTER_FILE },
     { "exclude-filter", required_argument, NULL, OPT_EXCLUDE_FILTER },
@@ -131,6 +138,12 @@ static void usage(FILE *f)
           "                              (DIR/.build-id/xx/yyyy.debug, debuglink); repeatable\n"
           "      --sysroot DIR           with -r: module files are under DIR (a trace\n"
           "                              from another machine)\n"
+          "      --cache-dir DIR         with -r: keep resolved addresses in DIR across runs\n"
+          "                              (default $ALLOCTRACE_CACHE_DIR, else\n"
+          "                              $XDG_CACHE_HOME/alloctrace, else ~/.cache/alloctrace;\n"
+          "                              an empty value turns it off). Only an optimisation:\n"
+          "                              a directory that cannot be written is skipped\n"
+          "      --no-cache              with -r: no cache directory\n"
           "      --filter EXPR           keep allocations the callstack filter EXPR\n"
           "                              matches (FILTERS.md); repeatable: any may match\n"
           "      --filter-file FILE      more --filter filters, one a line\n"
@@ -251,6 +264,12 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_SYSROOT:
             o->resolve_opts.sysroot = optarg;
             break;
+        case OPT_CACHE_DIR:
+            o->cache_dir_given = optarg;
+            break;
+        case OPT_NO_CACHE:
+            o->no_cache = true;
+            break;
         case OPT_FILTER:
         case OPT_FILTER_FILE:
         case OPT_EXCLUDE_FILTER:
@@ -312,6 +331,8 @@ static void parse_options(int argc, char **argv, options *o)
     if (at_filter_opts_needs_names(&o->filter))
         o->resolve = true;
     o->resolve_opts.quiet = o->quiet;
+    if (o->resolve)
+        o->resolve_opts.cache_dir = at_resolve_cache_dir(o->cache_dir_given, o->no_cache);
 }
 
 /* The stages of one run, owned here so that they are freed in one place. */
@@ -401,6 +422,7 @@ int main(int argc, char **argv)
         at_filter_opts_check(&o.filter, stdout, stderr);
         at_filter_opts_free(&o.filter);
         free((void *)o.resolve_opts.debug_dirs);
+        free((void *)o.resolve_opts.cache_dir);
         return AT_EXIT_OK;
     }
 
@@ -447,6 +469,7 @@ int main(int argc, char **argv)
     }
     free_pipeline(&p);
     free((void *)o.resolve_opts.debug_dirs);
+    free((void *)o.resolve_opts.cache_dir);
     at_filter_opts_free(&o.filter);
     at_trace_free(t);
     if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {

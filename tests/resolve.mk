@@ -47,4 +47,5 @@ INTEGRATION_TESTS += tests/integration/test_resolve.c
 # The disk cache: its file format (unit and fuzz) and whole runs that use it.
 UNIT_TESTS += tests/unit/test_resolve_disk.c
 FUZZ_TARGETS += tests/fuzz/fuzz_resolve_disk.c
+INTEGRATION_TESTS += tests/integration/test_resolve_cache.c
 TEST_DEPS += preload/liballoctrace.so
