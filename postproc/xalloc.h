@@ -17,6 +17,9 @@ void *at_xrealloc(void *p, size_t n);
 /* realloc for n elements of `size` bytes, failing on overflow. */
 void *at_xreallocarray(void *p, size_t n, size_t size);
 char *at_xstrdup(const char *s);
+/* Exactly n bytes, NULs included, then a NUL: unlike strndup it does not
+ * stop at a NUL (records keep fields with their length, and a field of a
+ * malformed trace may hold one), so s must have n readable bytes. */
 char *at_xstrndup(const char *s, size_t n);
 /* at_xstrdup, or NULL for NULL. */
 char *at_xstrdup_or_null(const char *s);
