@@ -24,6 +24,7 @@
  * candidate, nothing found while debuginfod may be asked) is UNKNOWN: the
  * module is not cached.
  */
+#include "frame.h"
 #include "resolve_module.h"
 #include "xalloc.h"
 
@@ -72,6 +73,18 @@ char *at_elf_build_id_hex(Elf *elf)
     return s;
 }
 
+char *at_build_id_debug_path(const char *dir, const char *hex)
+{
+    return at_xasprintf("%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+}
+
+char *at_file_identity(const char *path, const struct stat *st)
+{
+    return at_xasprintf("%s %lld %lld.%09ld %llu", path, (long long)st->st_size,
+                        (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+                        (unsigned long long)st->st_ino);
+}
+
 /* The outcome of trying one candidate. */
 typedef enum { TRY_ABSENT, TRY_INVALID, TRY_TAKEN, TRY_ERROR } try_result;
 
@@ -112,7 +125,7 @@ static try_result by_build_id(at_debug_source *s, const char *const *dirs, size_
     for (size_t i = 0; i < ndirs; i++) {
         if (dirs[i][0] != '/')
             continue;
-        char *p = at_xasprintf("%s/.build-id/%.2s/%s.debug", dirs[i], hex, hex + 2);
+        char *p = at_build_id_debug_path(dirs[i], hex);
         try_result r = try_candidate(s, p, hex, main_st);
         free(p);
         if (r != TRY_ABSENT)
@@ -170,7 +183,7 @@ static try_result in_element(at_debug_source *s, const char *elem, const char *f
 static try_result by_name(at_debug_source *s, const char *path, const char *file,
                           const char *debuglink, const char *hex, const struct stat *main_st)
 {
-    const char *base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+    const char *base = at_path_base(file);
     char *file_dir = base == file ? NULL : at_xstrndup(file, (size_t)(base - 1 - file));
     char *made_up = debuglink ? NULL : at_xasprintf("%s.debug", base);
     const char *link = debuglink ? debuglink : made_up;
@@ -234,9 +247,7 @@ char *at_debug_source_text(const at_debug_source *s)
     case AT_DEBUG_NONE:
         return at_xstrdup("none");
     case AT_DEBUG_FILE:
-        return at_xasprintf("%s %lld %lld.%09ld %llu", s->path, (long long)s->st.st_size,
-                            (long long)s->st.st_mtim.tv_sec, s->st.st_mtim.tv_nsec,
-                            (unsigned long long)s->st.st_ino);
+        return at_file_identity(s->path, &s->st);
     default:
         return NULL;
     }

@@ -47,7 +47,7 @@ static int open_by_build_id(const char *hex, const at_module_env *env, char **fo
     if (!hex || strlen(hex) < 3)
         return -1;
     for (size_t i = 0; i < env->nbuild_id_dirs; i++) {
-        char *p = at_xasprintf("%s/.build-id/%.2s/%s.debug", env->build_id_dirs[i], hex, hex + 2);
+        char *p = at_build_id_debug_path(env->build_id_dirs[i], hex);
         int fd = open(p, O_RDONLY | O_CLOEXEC);
         if (fd >= 0) {
             *found = p;
@@ -80,10 +80,10 @@ static char *fingerprint(at_module *m, Elf *elf, const char *file, const char *h
     char *debug = at_debug_source_text(&m->debug);
     if (!debug)
         return NULL;
-    char *s = at_xasprintf("module=%s\tfile=%s %lld %lld.%09ld %llu\tbuild-id=%s\tkind=%s\tdebug=%s",
-                           m->path, file, (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-                           st->st_mtim.tv_nsec, (unsigned long long)st->st_ino, have,
+    char *id = at_file_identity(file, st);
+    char *s = at_xasprintf("module=%s\tfile=%s\tbuild-id=%s\tkind=%s\tdebug=%s", m->path, id, have,
                            m->absolute ? "exec" : "dyn", debug);
+    free(id);
     free(debug);
     return s;
 }

@@ -57,6 +57,10 @@ char *at_debug_source_text(const at_debug_source *s);
 void at_debug_source_clear(at_debug_source *s);
 /* An ELF file's build id as lower-case hex (a new string), or NULL. */
 char *at_elf_build_id_hex(Elf *elf);
+/* DIR/.build-id/xx/rest.debug for build id hex (at least 3 digits). */
+char *at_build_id_debug_path(const char *dir, const char *hex);
+/* "PATH SIZE MTIME INODE": what the cache key says of a file it depends on. */
+char *at_file_identity(const char *path, const struct stat *st);
 
 typedef struct at_module {
     char *path;          /* as the trace names it */
