@@ -3,16 +3,12 @@
  * those still alive at exit are written, in index order, with the leak
  * summary of TEXT_FORMAT.md section 8.
  *
- * Blocks live in 64 open-addressing hash tables, chosen by the address's
- * hash, each behind its own lock, so two threads rarely meet; the tables
- * are slices of one region that grows as a whole (see grow_all). Backtraces
- * are interned (one copy per distinct stack, in 16 tables with
- * bump-allocated nodes that are never freed): a test suite allocates from
- * few call sites many times, so this is what keeps leaks mode small.
- * Threads allocating from the same call site hit the same stack, so its
- * lookup takes no lock: nodes are never freed and are published with a
- * release store, old bucket arrays are kept; a reader that races with a
- * rehash can only miss, and a miss is re-checked under the lock.
+ * A block is its address, its interned call site (sites.c), and its index,
+ * size and time packed into 16 bytes. Blocks are kept by shadow.c, at a
+ * place computed from the address; what it cannot keep (see there) comes
+ * here, to 64 open-addressing hash tables chosen by the address's hash,
+ * each behind its own lock, so two threads rarely meet. The tables are
+ * slices of one region that grows as a whole (see grow_all).
  * Everything uses the real allocator or mmap, never the hooks.
  */
 #include <pthread.h>
@@ -22,28 +18,7 @@
 
 #include "tracer.h"
 
-/* An interned call site: the frames and what else all its calls share. */
-struct at_stack {
-    struct at_stack *next;
-    uint64_t hash;
-    uint64_t alignment;
-    uint32_t ctx;
-    uint16_t fn;
-    uint16_t n;
-    void *frames[];
-};
-
-struct site_key {
-    void *const *frames;
-    int n;
-    uint32_t ctx;
-    uint16_t fn;
-    uint64_t alignment;
-};
-
 #define STRIPES 64
-#define STACK_STRIPES 16
-#define CHUNK (1u << 20)
 
 struct stripe {
     pthread_mutex_t lock;
@@ -51,21 +26,10 @@ struct stripe {
     size_t cap, count;
 } __attribute__((aligned(64)));
 
-struct buckets {
-    size_t n;
-    struct at_stack *slot[];
-};
-
-struct stack_stripe {
-    pthread_mutex_t lock;
-    struct buckets *table;   /* published with release stores */
-    size_t count;
-    char *chunk;
-    size_t chunk_used;
-} __attribute__((aligned(64)));
-
 static struct stripe stripes[STRIPES];
-static struct stack_stripe stacks[STACK_STRIPES];
+/* Set once anything went to the hash table: until then a release that
+ * shadow.c does not know is not looked up here at all. */
+static int overflow_used;
 
 static inline uint64_t mix(uint64_t x)
 {
@@ -81,101 +45,8 @@ int at_live_init(void)
 {
     for (int i = 0; i < STRIPES; i++)
         pthread_mutex_init(&stripes[i].lock, NULL);
-    for (int i = 0; i < STACK_STRIPES; i++)
-        pthread_mutex_init(&stacks[i].lock, NULL);
+    at_sites_init();
     return 0;
-}
-
-/* ---- interned stacks ---------------------------------------------------- */
-
-static void *bump(struct stack_stripe *s, size_t n)
-{
-    n = (n + 15) & ~(size_t)15;
-    if (!s->chunk || s->chunk_used + n > CHUNK) {
-        void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
-            return NULL;
-        s->chunk = m;
-        s->chunk_used = 0;
-    }
-    void *p = s->chunk + s->chunk_used;
-    s->chunk_used += n;
-    return p;
-}
-
-/* Under the stripe lock. The old array is not freed: lock-free readers
- * may still be walking it. */
-static int grow_buckets(struct stack_stripe *s)
-{
-    struct buckets *old = s->table;
-    size_t n = old ? old->n * 2 : 1024;
-    struct buckets *b = at_real.calloc(1, sizeof *b + n * sizeof(struct at_stack *));
-    if (!b)
-        return -1;
-    b->n = n;
-    for (size_t i = 0; old && i < old->n; i++)
-        for (struct at_stack *e = old->slot[i], *next; e; e = next) {
-            next = e->next;
-            __atomic_store_n(&e->next, b->slot[e->hash & (n - 1)], __ATOMIC_RELEASE);
-            b->slot[e->hash & (n - 1)] = e;
-        }
-    __atomic_store_n(&s->table, b, __ATOMIC_RELEASE);
-    return 0;
-}
-
-static int same_site(const struct at_stack *e, uint64_t h, const struct site_key *k)
-{
-    return e->hash == h && e->n == (uint16_t)k->n && e->ctx == k->ctx && e->fn == k->fn &&
-           e->alignment == k->alignment &&
-           memcmp(e->frames, k->frames, (size_t)k->n * sizeof(void *)) == 0;
-}
-
-static const struct at_stack *lookup(const struct buckets *b, uint64_t h, const struct site_key *k)
-{
-    if (!b)
-        return NULL;
-    for (struct at_stack *e = __atomic_load_n(&b->slot[h & (b->n - 1)], __ATOMIC_ACQUIRE); e;
-         e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
-        if (same_site(e, h, k))
-            return e;
-    return NULL;
-}
-
-static const struct at_stack *intern(const struct site_key *k)
-{
-    /* One multiply per frame, one full mix at the end. */
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)k->n ^ ((uint64_t)k->ctx << 32) ^
-                 ((uint64_t)k->fn << 16) ^ k->alignment;
-    for (int i = 0; i < k->n; i++)
-        h = (h ^ (uintptr_t)k->frames[i]) * 0x100000001b3ull;
-    h = mix(h);
-    struct stack_stripe *s = &stacks[h >> 60];
-    const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, k);
-    if (found)
-        return found;
-    size_t bytes = (size_t)k->n * sizeof(void *);
-    pthread_mutex_lock(&s->lock);
-    found = lookup(s->table, h, k);
-    if (!found && (s->table || grow_buckets(s) == 0)) {
-        if (s->count >= s->table->n)
-            grow_buckets(s);
-        struct at_stack *e = bump(s, sizeof *e + bytes);
-        if (e) {
-            struct buckets *b = s->table;
-            e->hash = h;
-            e->n = (uint16_t)k->n;
-            e->ctx = k->ctx;
-            e->fn = k->fn;
-            e->alignment = k->alignment;
-            memcpy(e->frames, k->frames, bytes);
-            e->next = b->slot[h & (b->n - 1)];
-            __atomic_store_n(&b->slot[h & (b->n - 1)], e, __ATOMIC_RELEASE);
-            s->count++;
-            found = e;
-        }
-    }
-    pthread_mutex_unlock(&s->lock);
-    return found;
 }
 
 /* ---- live blocks --------------------------------------------------------- */
@@ -290,6 +161,9 @@ static void grow_all(size_t seen_cap)
 
 static void put_block(const struct at_live_block *b)
 {
+    if (at_shadow_put(b) == 0)
+        return;
+    __atomic_store_n(&overflow_used, 1, __ATOMIC_RELAXED);
     uint64_t h;
     struct stripe *s = stripe_of(b->id, &h);
     pthread_mutex_lock(&s->lock);
@@ -306,24 +180,19 @@ static void put_block(const struct at_live_block *b)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Called before unwinding: the block's slot is a cache miss in a large
- * table, so start loading it while the unwinder runs. A racy read is fine:
- * a prefetch of a stale address never faults. */
+/* Called before unwinding: start loading the block's slot while the
+ * unwinder runs. */
 void at_live_prefetch(uintptr_t id)
 {
-    uint64_t h;
-    struct stripe *s = stripe_of(id, &h);
-    struct at_live_block *slots = __atomic_load_n(&s->slots, __ATOMIC_RELAXED);
-    size_t cap = __atomic_load_n(&s->cap, __ATOMIC_RELAXED);
-    if (slots && cap)
-        __builtin_prefetch(&slots[h & (cap - 1)], 1);
+    at_shadow_prefetch(id);
 }
 
+/* A block whose site could not be interned (no memory) is not kept: it
+ * could not be written. */
 void at_live_add(const struct at_event *e, uint64_t index)
 {
-    struct site_key k = { e->frames, e->nframes, e->ctx, (uint16_t)e->fn, e->alignment };
-    struct at_live_block b = { .id = e->id, .stack = intern(&k) };
-    if (block_pack(&b, index, e->size, e->time_us) == 0)
+    struct at_live_block b = { .id = e->id, .stack = at_site_intern(e) };
+    if (b.stack && block_pack(&b, index, e->size, e->time_us) == 0)
         put_block(&b);
 }
 
@@ -333,7 +202,7 @@ void at_live_restore(const struct at_live_block *b)
 }
 
 /* Linear probing with backward-shift deletion: no tombstones. */
-int at_live_remove(uintptr_t id, struct at_live_block *out)
+static int overflow_remove(uintptr_t id, struct at_live_block *out)
 {
     uint64_t h;
     struct stripe *s = stripe_of(id, &h);
@@ -367,35 +236,50 @@ int at_live_remove(uintptr_t id, struct at_live_block *out)
     return found;
 }
 
+int at_live_remove(uintptr_t id, struct at_live_block *out)
+{
+    if (at_shadow_take(id, out))
+        return 1;
+    return __atomic_load_n(&overflow_used, __ATOMIC_RELAXED) && overflow_remove(id, out);
+}
+
 static int by_index(const void *a, const void *b)
 {
     uint64_t x = block_index(a), y = block_index(b);
     return x < y ? -1 : x > y;
 }
 
-void at_live_write(void)
+/* Every live block, from shadow.c and from the hash tables; NULL when
+ * there is none or no memory. The tables stay locked while copied; the
+ * shadow is read as it is (see shadow.c on threads still running). */
+static struct at_live_block *collect_all(size_t *n)
 {
-    size_t total = 0;
+    size_t in_shadow = at_shadow_collect(NULL, 0), total = in_shadow;
     for (int i = 0; i < STRIPES; i++) {
         pthread_mutex_lock(&stripes[i].lock);
         total += stripes[i].count;
     }
     struct at_live_block *all = total ? at_real.malloc(total * sizeof *all) : NULL;
-    size_t n = 0, written = 0;
-    uint64_t bytes = 0;
+    *n = all ? at_shadow_collect(all, in_shadow) : 0;
     for (int i = 0; i < STRIPES; i++) {
         for (size_t k = 0; all && k < stripes[i].cap; k++)
             if (stripes[i].slots[k].id)
-                all[n++] = stripes[i].slots[k];
+                all[(*n)++] = stripes[i].slots[k];
         pthread_mutex_unlock(&stripes[i].lock);
     }
+    return all;
+}
+
+void at_live_write(void)
+{
+    size_t n, written = 0;
+    uint64_t bytes = 0;
+    struct at_live_block *all = collect_all(&n);
     qsort(all, n, sizeof *all, by_index);
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
     for (size_t i = 0; i < n; i++) {
         const struct at_live_block *b = &all[i];
         const struct at_stack *st = b->stack;
-        if (!st)
-            continue;   /* interning failed (no memory): nothing to write */
         struct at_event e = {
             .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
             .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
@@ -422,8 +306,8 @@ void at_live_write(void)
 
 void at_live_fork_prepare(void)
 {
-    for (int i = 0; i < STACK_STRIPES; i++)
-        pthread_mutex_lock(&stacks[i].lock);
+    at_sites_fork_prepare();
+    at_shadow_fork_prepare();
     for (int i = 0; i < STRIPES; i++)
         pthread_mutex_lock(&stripes[i].lock);
 }
@@ -432,8 +316,8 @@ void at_live_fork_parent(void)
 {
     for (int i = 0; i < STRIPES; i++)
         pthread_mutex_unlock(&stripes[i].lock);
-    for (int i = 0; i < STACK_STRIPES; i++)
-        pthread_mutex_unlock(&stacks[i].lock);
+    at_shadow_fork_parent();
+    at_sites_fork_parent();
 }
 
 /* A child's file starts empty: the parent's blocks are the parent's. */
@@ -445,6 +329,6 @@ void at_live_fork_child(void)
             memset(stripes[i].slots, 0, stripes[i].cap * sizeof *stripes[i].slots);
         stripes[i].count = 0;
     }
-    for (int i = 0; i < STACK_STRIPES; i++)
-        pthread_mutex_init(&stacks[i].lock, NULL);
+    at_shadow_fork_child();
+    at_sites_fork_child();
 }

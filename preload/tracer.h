@@ -152,8 +152,26 @@ void at_maps_fork_prepare(void) AT_HIDDEN;
 void at_maps_fork_parent(void) AT_HIDDEN;
 void at_maps_fork_child(void) AT_HIDDEN;
 
+/* ---- sites.c (leaks mode: interned call sites) ---------------------- */
+/* What every block from one call site shares. 16-byte aligned (shadow.c
+ * keeps tag bits in a pointer to it); never freed. */
+struct at_stack {
+    struct at_stack *next;
+    uint64_t hash;
+    uint64_t alignment;
+    uint32_t ctx;
+    uint16_t fn;
+    uint16_t n;
+    void *frames[];
+};
+void at_sites_init(void) AT_HIDDEN;
+/* The site of an allocation event; NULL only when out of memory. */
+const struct at_stack *at_site_intern(const struct at_event *e) AT_HIDDEN;
+void at_sites_fork_prepare(void) AT_HIDDEN;
+void at_sites_fork_parent(void) AT_HIDDEN;
+void at_sites_fork_child(void) AT_HIDDEN;
+
 /* ---- live.c (leaks mode) ----------------------------------------------- */
-struct at_stack;
 /* 32 bytes, two to a cache line: what a call site shares (frames,
  * function, contexts, alignment) is interned in the stack, and index
  * (45 bits), size (46 bits) and the time of day in microseconds (37 bits)
@@ -175,6 +193,19 @@ void at_live_write(void) AT_HIDDEN;
 void at_live_fork_prepare(void) AT_HIDDEN;
 void at_live_fork_parent(void) AT_HIDDEN;
 void at_live_fork_child(void) AT_HIDDEN;
+
+/* ---- shadow.c (leaks mode: blocks kept at a place set by the address) -- */
+/* 0 when kept; -1 when the block does not fit and live.c must keep it. */
+int at_shadow_put(const struct at_live_block *b) AT_HIDDEN;
+/* 1 when the block was kept here (now removed, copied to `out`). */
+int at_shadow_take(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
+void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
+/* Copies up to `max` kept blocks to `out` and returns how many it copied;
+ * with out NULL, counts them. */
+size_t at_shadow_collect(struct at_live_block *out, size_t max) AT_HIDDEN;
+void at_shadow_fork_prepare(void) AT_HIDDEN;
+void at_shadow_fork_parent(void) AT_HIDDEN;
+void at_shadow_fork_child(void) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */

@@ -5,7 +5,7 @@
 TRACER_PROG_DIR := $(B)/tests/programs
 TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
                   tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
-                  tracer_calls_nopie)
+                  tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
 INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))
@@ -18,6 +18,15 @@ $(TRACER_PROG_DIR)/tracer_%: tests/programs/tracer_%.c include/alloctrace.h
 $(TRACER_PROG_DIR)/tracer_dlib.so: tests/programs/tracer_dlib.c
 	@mkdir -p $(@D)
 	$(CC) $(TRACER_PROG_CFLAGS) -shared -fPIC $< -o $@
+
+# A program whose allocator is a library of its own, as with jemalloc.
+$(TRACER_PROG_DIR)/libtracer_bumpalloc.so: tests/programs/tracer_bumpalloc.c
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) -shared -fPIC $< -o $@
+
+$(TRACER_PROG_DIR)/tracer_ownalloc: tests/programs/tracer_ownalloc.c $(TRACER_PROG_DIR)/libtracer_bumpalloc.so
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) $< -o $@ -L$(TRACER_PROG_DIR) -ltracer_bumpalloc -Wl,-rpath,'$$ORIGIN'
 
 # The same calls in a non-PIE executable: its map line starts at its lowest
 # PT_LOAD and its addresses are absolute.

@@ -407,6 +407,39 @@ static void test_leaks_mode_writes_exactly_the_unfreed_blocks(void **state)
     h_cleanup();
 }
 
+/* Blocks 8 bytes apart and not 16-byte aligned, from an allocator that
+ * is not glibc's, are kept and released like any other. */
+static void test_leaks_mode_over_an_allocator_with_8_byte_steps(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_ownalloc", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    uint64_t b = t_out_addr(r.out, "b"), c = t_out_addr(r.out, "c");
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.recs[0].id, b);
+    assert_int_equal(t.recs[0].size, 16);
+    assert_int_equal(t.recs[1].id, c);
+    assert_int_equal(t.recs[1].size, 8);
+    assert_true(t.recs[0].index < t.recs[1].index);
+    for (size_t i = 0; i < 2; i++) {
+        const struct t_map *m = t_map_of(&t, t_frames(&t, &t.recs[i])[0]);
+        assert_non_null(m);
+        assert_non_null(strstr(m->path, "tracer_ownalloc"));
+    }
+    assert_true(t.leak_summary);
+    assert_int_equal(t.leak_blocks, 2);
+    assert_int_equal(t.leak_bytes, 24);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_leaks_mode_with_threads_finds_none(void **state)
 {
     (void)state;
@@ -447,6 +480,7 @@ int main(void)
         cmocka_unit_test(test_sigkill_leaves_whole_records),
         cmocka_unit_test(test_program_closing_all_descriptors),
         cmocka_unit_test(test_leaks_mode_writes_exactly_the_unfreed_blocks),
+        cmocka_unit_test(test_leaks_mode_over_an_allocator_with_8_byte_steps),
         cmocka_unit_test(test_leaks_mode_with_threads_finds_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,256 @@
+/*
+ * preload/shadow.c: leaks mode's store of live blocks, at a place computed
+ * from each block's address.
+ *
+ * Why not a hash table (live.c keeps one, for what does not fit here): a
+ * hash scatters neighbouring addresses over the whole table, so with many
+ * live blocks every allocation and every free cost the tracer a cache miss
+ * and a TLB miss of its own - most of leaks mode's time on a hash table of
+ * strings. Here a block's slot sits at a fixed offset from its address:
+ * blocks the allocator placed side by side, and that a program usually
+ * frees side by side, have their slots side by side, in cached lines.
+ *
+ * The address space is cut into 4 MiB leaves, found through a small
+ * directory. A leaf's slots are one anonymous mapping (MAP_NORESERVE:
+ * pages no block maps to are never touched), one 24-byte slot per 32
+ * bytes of address, glibc's smallest chunk, so the slots of a heap of
+ * tiny blocks take at most 3/4 of its size. A bitmap of the slot pages
+ * written lets the exit scan skip the rest.
+ *
+ * No lock: the allocator orders everything that happens to one address
+ * (hooks.c records a release before libc gets the memory back and an
+ * allocation after libc handed it out), so no two threads ever write one
+ * slot at once. Only creating a leaf takes a lock. The scan at exit may
+ * race with threads still running; a slot's word carries a 3-bit
+ * generation so the scan can tell a slot it read whole from one that
+ * changed under it (and leaves that one out, as an in-flight block).
+ *
+ * What does not fit returns -1 and live.c keeps it instead: an address not
+ * 16-byte aligned, a second block in the same 32 bytes (an allocator with
+ * 16-byte size classes), no memory or no directory room for a leaf.
+ */
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tracer.h"
+
+#define LEAF_SHIFT 22
+#define SLOT_SHIFT 5
+#define LEAF_SLOTS (1ul << (LEAF_SHIFT - SLOT_SHIFT))
+#define PAGE 4096ul
+#define DIR_BITS 13
+#define DIR_SIZE (1ul << DIR_BITS)
+
+/* word: 0 when never used; else the interned site (16-byte aligned) | bit
+ * 4 of the address (bit 0) | generation (bits 1-3). Empty: site bits 0. */
+struct slot {
+    uint64_t word;
+    uint64_t packed[2];
+};
+#define SITE_MASK (~(uint64_t)15)
+#define LEAF_BYTES (LEAF_SLOTS * sizeof(struct slot))
+#define LEAF_PAGES (LEAF_BYTES / PAGE)
+
+struct leaf {
+    uint64_t touched[LEAF_PAGES / 64];   /* slot pages ever written */
+    struct slot *slots;
+};
+
+/* Open addressing, at most half full; a key is published (release) after
+ * its leaf, and entries are never removed. Key: leaf number + 1. */
+struct dir_entry {
+    uintptr_t key;
+    struct leaf *leaf;
+};
+
+static struct dir_entry dir[DIR_SIZE];
+static size_t dir_count;
+static pthread_mutex_t dir_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static inline uintptr_t leaf_key(uintptr_t id)
+{
+    return (id >> LEAF_SHIFT) + 1;
+}
+
+static inline size_t dir_home(uintptr_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - DIR_BITS));
+}
+
+static struct leaf *find_leaf(uintptr_t key)
+{
+    for (size_t i = dir_home(key);; i = (i + 1) & (DIR_SIZE - 1)) {
+        uintptr_t k = __atomic_load_n(&dir[i].key, __ATOMIC_ACQUIRE);
+        if (k == key)
+            return dir[i].leaf;
+        if (k == 0)
+            return NULL;
+    }
+}
+
+/* The leaf header and its slots in one mapping, header first. */
+static struct leaf *map_leaf(void)
+{
+    void *m = mmap(NULL, PAGE + LEAF_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    struct leaf *l = m;
+    l->slots = (struct slot *)((char *)m + PAGE);
+    return l;
+}
+
+static struct leaf *create_leaf(uintptr_t key)
+{
+    pthread_mutex_lock(&dir_lock);
+    struct leaf *l = find_leaf(key);
+    if (!l && dir_count < DIR_SIZE / 2 && (l = map_leaf()) != NULL) {
+        size_t i = dir_home(key);
+        while (dir[i].key)
+            i = (i + 1) & (DIR_SIZE - 1);
+        dir[i].leaf = l;
+        __atomic_store_n(&dir[i].key, key, __ATOMIC_RELEASE);
+        dir_count++;
+    }
+    pthread_mutex_unlock(&dir_lock);
+    return l;
+}
+
+static inline size_t slot_of(uintptr_t id)
+{
+    return (id >> SLOT_SHIFT) & (LEAF_SLOTS - 1);
+}
+
+static inline void mark_touched(struct leaf *l, size_t i)
+{
+    size_t page = i * sizeof(struct slot) / PAGE;
+    uint64_t bit = 1ull << (page % 64), *w = &l->touched[page / 64];
+    if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & bit))
+        __atomic_fetch_or(w, bit, __ATOMIC_RELAXED);
+}
+
+int at_shadow_put(const struct at_live_block *b)
+{
+    uint64_t site = (uint64_t)(uintptr_t)b->stack;
+    if ((b->id & 15) || (site & ~SITE_MASK) || !site)
+        return -1;
+    uintptr_t key = leaf_key(b->id);
+    struct leaf *l = find_leaf(key);
+    if (!l && !(l = create_leaf(key)))
+        return -1;
+    size_t i = slot_of(b->id);
+    struct slot *s = &l->slots[i];
+    uint64_t old = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+    if (old & SITE_MASK)
+        return -1;   /* another block in these 32 bytes */
+    mark_touched(l, i);
+    __atomic_store_n(&s->packed[0], b->packed[0], __ATOMIC_RELAXED);
+    __atomic_store_n(&s->packed[1], b->packed[1], __ATOMIC_RELAXED);
+    uint64_t gen = (old + 2) & 14, tag = (b->id >> 4) & 1;
+    __atomic_store_n(&s->word, site | gen | tag, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int at_shadow_take(uintptr_t id, struct at_live_block *out)
+{
+    if (id & 15)
+        return 0;
+    struct leaf *l = find_leaf(leaf_key(id));
+    if (!l)
+        return 0;
+    struct slot *s = &l->slots[slot_of(id)];
+    uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
+    if (!(w & SITE_MASK) || (w & 1) != ((id >> 4) & 1))
+        return 0;
+    if (out) {
+        out->id = id;
+        out->stack = (const struct at_stack *)(uintptr_t)(w & SITE_MASK);
+        out->packed[0] = __atomic_load_n(&s->packed[0], __ATOMIC_RELAXED);
+        out->packed[1] = __atomic_load_n(&s->packed[1], __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&s->word, w & 14, __ATOMIC_RELEASE);
+    return 1;
+}
+
+void at_shadow_prefetch(uintptr_t id)
+{
+    struct leaf *l = find_leaf(leaf_key(id));
+    if (l)
+        __builtin_prefetch(&l->slots[slot_of(id)], 1);
+}
+
+/* A slot read whole, or 0 when it is empty or changed while being read. */
+static int read_slot(const struct slot *s, uintptr_t base, size_t i, struct at_live_block *b)
+{
+    uint64_t w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
+    if (!(w & SITE_MASK))
+        return 0;
+    b->packed[0] = __atomic_load_n(&s->packed[0], __ATOMIC_RELAXED);
+    b->packed[1] = __atomic_load_n(&s->packed[1], __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&s->word, __ATOMIC_RELAXED) != w)
+        return 0;
+    b->id = base | (uintptr_t)i << SLOT_SHIFT | (uintptr_t)(w & 1) << 4;
+    b->stack = (const struct at_stack *)(uintptr_t)(w & SITE_MASK);
+    return 1;
+}
+
+/* Slots whose first byte lies in slot page `page`. */
+static size_t scan_page(const struct leaf *l, uintptr_t base, size_t page,
+                        struct at_live_block *out, size_t max, size_t n)
+{
+    size_t sz = sizeof(struct slot);
+    size_t first = (page * PAGE + sz - 1) / sz, end = ((page + 1) * PAGE + sz - 1) / sz;
+    if (end > LEAF_SLOTS)
+        end = LEAF_SLOTS;
+    for (size_t i = first; i < end; i++) {
+        struct at_live_block b;
+        if (!read_slot(&l->slots[i], base, i, &b))
+            continue;
+        if (out && n < max)
+            out[n] = b;
+        n++;
+    }
+    return n;
+}
+
+size_t at_shadow_collect(struct at_live_block *out, size_t max)
+{
+    size_t n = 0;
+    for (size_t d = 0; d < DIR_SIZE; d++) {
+        uintptr_t key = __atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE);
+        if (!key)
+            continue;
+        const struct leaf *l = dir[d].leaf;
+        uintptr_t base = (key - 1) << LEAF_SHIFT;
+        for (size_t page = 0; page < LEAF_PAGES; page++)
+            if (__atomic_load_n(&l->touched[page / 64], __ATOMIC_RELAXED) >> (page % 64) & 1)
+                n = scan_page(l, base, page, out, max, n);
+    }
+    return out && n > max ? max : n;
+}
+
+void at_shadow_fork_prepare(void)
+{
+    pthread_mutex_lock(&dir_lock);
+}
+
+void at_shadow_fork_parent(void)
+{
+    pthread_mutex_unlock(&dir_lock);
+}
+
+/* A child starts with no live blocks: its leaves are emptied (the pages
+ * given back) and kept. */
+void at_shadow_fork_child(void)
+{
+    pthread_mutex_init(&dir_lock, NULL);
+    for (size_t d = 0; d < DIR_SIZE; d++) {
+        struct leaf *l = dir[d].key ? dir[d].leaf : NULL;
+        if (!l)
+            continue;
+        madvise(l->slots, LEAF_BYTES, MADV_DONTNEED);
+        memset(l->touched, 0, sizeof l->touched);
+    }
+}

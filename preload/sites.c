@@ -1,0 +1,179 @@
+/*
+ * preload/sites.c: leaks mode's interned call sites. Everything a block
+ * shares with the other calls from the same place - frames, function,
+ * contexts, alignment - is kept once, in a `struct at_stack`, and a live
+ * block points to it: a test suite allocates from few call sites many
+ * times, so this is what keeps leaks mode small.
+ *
+ * Sites live in 16 hash tables (chosen by the hash) with bump-allocated
+ * nodes that are never freed. Threads allocating from the same call site
+ * hit the same site, so a lookup takes no lock: nodes are published with
+ * release stores and old bucket arrays are kept, so a reader that races
+ * with a rehash can only miss, and a miss is re-checked under the lock.
+ * Memory comes from mmap and the real allocator, never the hooks.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tracer.h"
+
+#define STACK_STRIPES 16
+#define CHUNK (1u << 20)
+
+struct buckets {
+    size_t n;
+    struct at_stack *slot[];
+};
+
+struct stack_stripe {
+    pthread_mutex_t lock;
+    struct buckets *table;   /* published with release stores */
+    size_t count;
+    char *chunk;
+    size_t chunk_used;
+} __attribute__((aligned(64)));
+
+static struct stack_stripe stacks[STACK_STRIPES];
+
+struct site_key {
+    void *const *frames;
+    int n;
+    uint32_t ctx;
+    uint16_t fn;
+    uint64_t alignment;
+};
+
+void at_sites_init(void)
+{
+    for (int i = 0; i < STACK_STRIPES; i++)
+        pthread_mutex_init(&stacks[i].lock, NULL);
+}
+
+static void *bump(struct stack_stripe *s, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!s->chunk || s->chunk_used + n > CHUNK) {
+        void *m = mmap(NULL, CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return NULL;
+        s->chunk = m;
+        s->chunk_used = 0;
+    }
+    void *p = s->chunk + s->chunk_used;
+    s->chunk_used += n;
+    return p;
+}
+
+/* Under the stripe lock. The old array is not freed: lock-free readers
+ * may still be walking it. */
+static int grow_buckets(struct stack_stripe *s)
+{
+    struct buckets *old = s->table;
+    size_t n = old ? old->n * 2 : 1024;
+    struct buckets *b = at_real.calloc(1, sizeof *b + n * sizeof(struct at_stack *));
+    if (!b)
+        return -1;
+    b->n = n;
+    for (size_t i = 0; old && i < old->n; i++)
+        for (struct at_stack *e = old->slot[i], *next; e; e = next) {
+            next = e->next;
+            __atomic_store_n(&e->next, b->slot[e->hash & (n - 1)], __ATOMIC_RELEASE);
+            b->slot[e->hash & (n - 1)] = e;
+        }
+    __atomic_store_n(&s->table, b, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static int same_site(const struct at_stack *e, uint64_t h, const struct site_key *k)
+{
+    return e->hash == h && e->n == (uint16_t)k->n && e->ctx == k->ctx && e->fn == k->fn &&
+           e->alignment == k->alignment &&
+           memcmp(e->frames, k->frames, (size_t)k->n * sizeof(void *)) == 0;
+}
+
+static const struct at_stack *lookup(const struct buckets *b, uint64_t h, const struct site_key *k)
+{
+    if (!b)
+        return NULL;
+    for (struct at_stack *e = __atomic_load_n(&b->slot[h & (b->n - 1)], __ATOMIC_ACQUIRE); e;
+         e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
+        if (same_site(e, h, k))
+            return e;
+    return NULL;
+}
+
+static uint64_t site_hash(const struct site_key *k)
+{
+    /* One multiply per frame, one full mix at the end. */
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)k->n ^ ((uint64_t)k->ctx << 32) ^
+                 ((uint64_t)k->fn << 16) ^ k->alignment;
+    for (int i = 0; i < k->n; i++)
+        h = (h ^ (uintptr_t)k->frames[i]) * 0x100000001b3ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+/* Under the stripe lock: a new node for a site not seen before. */
+static const struct at_stack *add_site(struct stack_stripe *s, uint64_t h, const struct site_key *k)
+{
+    if (!s->table && grow_buckets(s) != 0)
+        return NULL;
+    if (s->count >= s->table->n)
+        grow_buckets(s);
+    size_t bytes = (size_t)k->n * sizeof(void *);
+    struct at_stack *e = bump(s, sizeof *e + bytes);
+    if (!e)
+        return NULL;
+    struct buckets *b = s->table;
+    e->hash = h;
+    e->n = (uint16_t)k->n;
+    e->ctx = k->ctx;
+    e->fn = k->fn;
+    e->alignment = k->alignment;
+    memcpy(e->frames, k->frames, bytes);
+    e->next = b->slot[h & (b->n - 1)];
+    __atomic_store_n(&b->slot[h & (b->n - 1)], e, __ATOMIC_RELEASE);
+    s->count++;
+    return e;
+}
+
+const struct at_stack *at_site_intern(const struct at_event *ev)
+{
+    struct site_key k = { ev->frames, ev->nframes, ev->ctx, (uint16_t)ev->fn, ev->alignment };
+    uint64_t h = site_hash(&k);
+    struct stack_stripe *s = &stacks[h >> 60];
+    const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, &k);
+    if (found)
+        return found;
+    pthread_mutex_lock(&s->lock);
+    found = lookup(s->table, h, &k);
+    if (!found)
+        found = add_site(s, h, &k);
+    pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+void at_sites_fork_prepare(void)
+{
+    for (int i = 0; i < STACK_STRIPES; i++)
+        pthread_mutex_lock(&stacks[i].lock);
+}
+
+void at_sites_fork_parent(void)
+{
+    for (int i = 0; i < STACK_STRIPES; i++)
+        pthread_mutex_unlock(&stacks[i].lock);
+}
+
+/* The sites stay valid in the child (its blocks can use them too). */
+void at_sites_fork_child(void)
+{
+    for (int i = 0; i < STACK_STRIPES; i++)
+        pthread_mutex_init(&stacks[i].lock, NULL);
+}
