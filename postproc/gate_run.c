@@ -59,12 +59,14 @@ typedef struct gate_opts {
     char *cache_dir;             /* the resolver's (at_resolve_cache_dir) */
     char **traces;
     size_t ntraces;
+    const char **removes;   /* --remove: files to delete when done */
+    size_t nremoves;
 } gate_opts;
 
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE,
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +86,7 @@ static const struct option long_opts[] = {
     { "process", required_argument, NULL, O_PROCESS },
     { "cache-dir", required_argument, NULL, O_CACHE_DIR },
     { "no-cache", no_argument, NULL, O_NO_CACHE },
+    { "remove", required_argument, NULL, O_REMOVE },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -121,6 +124,8 @@ static void usage(FILE *f)
           "                                else ~/.cache/alloctrace; empty: off); skipped when\n"
           "                                it cannot be written (it only saves time)\n"
           "      --no-cache                no cache directory\n"
+          "      --remove FILE             delete FILE when done, whatever the verdict\n"
+          "                                (repeatable; the gate's temporary files)\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -149,7 +154,8 @@ static long number(const char *opt, const char *arg, long max)
 
 static void parse(int argc, char **argv, gate_opts *o)
 {
-    *o = (gate_opts){ .supps = calloc((size_t)argc + 1, sizeof *o->supps) };
+    *o = (gate_opts){ .supps = at_xcalloc((size_t)argc + 1, sizeof *o->supps),
+                      .removes = at_xcalloc((size_t)argc + 1, sizeof *o->removes) };
     at_gate_options_init(&o->gate);
     optind = 1;
     opterr = 0;
@@ -172,6 +178,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_PROCESS: o->process_re = optarg; break;
         case O_CACHE_DIR: o->cache_dir_given = optarg; break;
         case O_NO_CACHE: o->no_cache = true; break;
+        case O_REMOVE: o->removes[o->nremoves++] = optarg; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -473,6 +480,15 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     return status;
 }
 
+/* The gate script's temporary files: removing them here spares it
+ * starting rm (milliseconds a process, once per test of a suite). */
+static void remove_files(const gate_opts *o)
+{
+    for (size_t i = 0; i < o->nremoves; i++)
+        if (unlink(o->removes[i]) != 0 && errno != ENOENT)
+            fprintf(stderr, GATE_PROGRAM ": cannot remove %s: %s\n", o->removes[i], strerror(errno));
+}
+
 int at_gate_main(int argc, char **argv)
 {
     gate_opts o;
@@ -502,9 +518,11 @@ done:
         status = AT_GATE_USAGE;
     }
     fflush(stdout);
+    remove_files(&o);
     at_baseline_free(base);
     at_gate_supp_free(supp);
     free(o.supps);
+    free(o.removes);
     free(o.cache_dir);
     return status;
 }

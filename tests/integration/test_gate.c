@@ -454,6 +454,63 @@ static void usage_errors_exit_2(void **state)
     h_result_free(&r);
 }
 
+/* Files left in dir, as one line each ("" when none). */
+static char *listing(const char *dir)
+{
+    h_result r = h_sh("ls -A '%s'", dir);
+    assert_int_equal(r.status, 0);
+    char *out = strdup(r.out);
+    h_result_free(&r);
+    return out;
+}
+
+/* The traces and the pid file go to $TMPDIR and are gone after every
+ * verdict: leaks, none, a death by signal. */
+static void gate_leaves_no_temporary_files(void **state)
+{
+    (void)state;
+    char *tmp = h_tmpdir();
+    char *env_tmp = h_fmt("TMPDIR=%s", tmp);
+    const char *env[] = { env_tmp, NULL };
+    const char *progs[] = { "gate_leaky", "gate_clean", "gate_segv" };
+    const int want[] = { 1, 0, 3 };
+    for (int i = 0; i < 3; i++) {
+        char *rel = h_fmt("build/tests/programs/%s", progs[i]);
+        char *prog = h_path(rel);
+        free(rel);
+        h_result r = check_env(env, "--", prog, i == 0 ? "buf=1" : NULL, NULL);
+        assert_int_equal(r.status, want[i]);
+        char *left = listing(tmp);
+        assert_string_equal(left, "");
+        free(left);
+        free(prog);
+        h_result_free(&r);
+    }
+    free(env_tmp);
+}
+
+/* A name the gate would use that is already taken in $TMPDIR (here a
+ * planted symbolic link, as from another user) is left alone: the gate
+ * still judges, in a private directory, and removes only its own files. */
+static void gate_never_reuses_a_taken_name(void **state)
+{
+    (void)state;
+    char *tmp = h_tmpdir();
+    char *gate = h_path("scripts/alloctrace-check");
+    char *prog = PROG("gate_leaky");
+    h_result r = h_sh("export TMPDIR='%s'; ln -s /nonexistent \"$TMPDIR/alloctrace-check.$$.pid\" && "
+                      "exec '%s' -- '%s' buf=1", tmp, gate, prog);
+    assert_int_equal(r.status, 1);
+    has(r.err, "Leak of 512 byte(s) in 1 block(s) allocated from:\n");
+    char *left = listing(tmp);
+    assert_non_null(strstr(left, ".pid\n"));       /* the link, untouched */
+    assert_int_equal(strchr(left, '\n') - left + 1, (long)strlen(left));   /* and only it */
+    free(left);
+    free(prog);
+    free(gate);
+    h_result_free(&r);
+}
+
 static int cleanup(void **state)
 {
     (void)state;
@@ -488,6 +545,8 @@ int main(void)
         T(trace_dir_keeps_the_traces_and_must_be_empty),
         T(launcher_check_mode_is_the_gate),
         T(usage_errors_exit_2),
+        T(gate_leaves_no_temporary_files),
+        T(gate_never_reuses_a_taken_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
