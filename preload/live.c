@@ -31,16 +31,6 @@ static struct stripe stripes[STRIPES];
  * shadow.c does not know is not looked up here at all. */
 static int overflow_used;
 
-static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 int at_live_init(void)
 {
     for (int i = 0; i < STRIPES; i++)
@@ -85,7 +75,7 @@ static inline int block_pack(struct at_live_block *b, uint64_t index, uint64_t s
 
 static inline struct stripe *stripe_of(uintptr_t id, uint64_t *h)
 {
-    *h = mix(id);
+    *h = at_mix64(id);
     return &stripes[*h >> 58];
 }
 
@@ -147,7 +137,7 @@ static void grow_all(size_t seen_cap)
                 s->count = 0;
                 for (size_t k = 0; k < old_cap; k++)
                     if (old[k].id)
-                        insert_slot(s, &old[k], mix(old[k].id));
+                        insert_slot(s, &old[k], at_mix64(old[k].id));
             }
             if (region)
                 munmap(region, region_len);
@@ -220,7 +210,7 @@ static int overflow_remove(uintptr_t id, struct at_live_block *out)
                 *out = s->slots[i];
             size_t hole = i;
             for (size_t j = (i + 1) & mask; s->slots[j].id; j = (j + 1) & mask) {
-                size_t home = mix(s->slots[j].id) & mask;
+                size_t home = at_mix64(s->slots[j].id) & mask;
                 /* Move j into the hole unless its home lies in (hole, j]. */
                 int stays = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
                 if (!stays) {

@@ -111,12 +111,7 @@ static uint64_t site_hash(const struct site_key *k)
                  ((uint64_t)k->fn << 16) ^ k->alignment;
     for (int i = 0; i < k->n; i++)
         h = (h ^ (uintptr_t)k->frames[i]) * 0x100000001b3ull;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
+    return at_mix64(h);
 }
 
 /* Under the stripe lock: a new node for a site not seen before. */

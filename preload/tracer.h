@@ -152,6 +152,18 @@ void at_maps_fork_prepare(void) AT_HIDDEN;
 void at_maps_fork_parent(void) AT_HIDDEN;
 void at_maps_fork_child(void) AT_HIDDEN;
 
+/* A 64-bit finaliser (MurmurHash3's fmix64): every input bit moves every
+ * output bit, for hashing addresses and call sites. */
+static inline uint64_t at_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
 /* ---- sites.c (leaks mode: interned call sites) ---------------------- */
 /* What every block from one call site shares. 16-byte aligned (shadow.c
  * keeps tag bits in a pointer to it); never freed. */
