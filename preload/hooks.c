@@ -160,8 +160,11 @@ static inline void leave(int saved) { at_guard = saved; }
 
 /* ---- recording ----------------------------------------------------------- */
 
-static __attribute__((noinline)) void record_alloc(enum at_fn fn, uint64_t size, void *p,
-                                                   uint64_t alignment, int depth)
+/* Inlined into each hook, like at_unwind: a frame less for libunwind to
+ * step through on every allocation. */
+static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, uint64_t size,
+                                                              void *p, uint64_t alignment,
+                                                              int depth)
 {
     void *frames[depth + 1];
     struct at_event e = {

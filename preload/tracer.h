@@ -74,9 +74,44 @@ extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
 int at_unwind_init(void) AT_HIDDEN;
 /* The tracer's own code range, whose frames are never shown. */
 extern uintptr_t at_self_lo AT_HIDDEN, at_self_hi AT_HIDDEN;
+/* libunwind's code range and unw_backtrace (NULL without libunwind). */
+extern uintptr_t at_unw_lo AT_HIDDEN, at_unw_hi AT_HIDDEN;
+extern int (*at_unw_backtrace)(void **, int) AT_HIDDEN;
+/* A thread's first AT_FIRST_UNWINDS backtraces come from glibc's
+ * backtrace() (unwind.c says why). */
+#define AT_FIRST_UNWINDS 512
+extern __thread unsigned at_thread_unwinds AT_TLS AT_HIDDEN;
+int at_unwind_glibc(void **raw, int n) AT_HIDDEN;
+
 /* Fills frames[0..depth) with return addresses, innermost first, the
- * tracer's own frames removed. Returns the count. */
-int at_unwind(void **frames, int depth) AT_HIDDEN;
+ * tracer's own frames removed. Returns the count. Inlined into the hooks
+ * on purpose: each frame of the tracer's own between the hook and
+ * unw_backtrace is one more step libunwind takes on every allocation. */
+#define AT_SKIP_MAX 8
+static inline __attribute__((always_inline)) int at_unwind(void **frames, int depth)
+{
+    if (depth <= 0)
+        return 0;
+    void *raw[depth + AT_SKIP_MAX];
+    int saved = at_guard;
+    at_guard = AT_GUARD_UNWINDING;
+    int n = at_thread_unwinds < AT_FIRST_UNWINDS || !at_unw_backtrace
+                ? at_unwind_glibc(raw, depth + AT_SKIP_MAX)
+                : at_unw_backtrace(raw, depth + AT_SKIP_MAX);
+    at_guard = saved;
+    int skip = 0;
+    for (; skip < n; skip++) {
+        uintptr_t a = (uintptr_t)raw[skip];
+        if (!((a >= at_self_lo && a < at_self_hi) || (a >= at_unw_lo && a < at_unw_hi)))
+            break;
+    }
+    n -= skip;
+    if (n > depth)
+        n = depth;
+    if (n > 0)
+        __builtin_memcpy(frames, raw + skip, (size_t)n * sizeof *frames);
+    return n < 0 ? 0 : n;
+}
 
 /* ---- writer.c ---------------------------------------------------------- */
 enum at_fn {

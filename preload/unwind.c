@@ -18,7 +18,7 @@
  * that it creates on a thread's first call (a 256 KiB mapping, initialised
  * entry by entry, unmapped at thread exit) - milliseconds per thread on a
  * machine with slow page faults, for a thread that may allocate ten times.
- * So each thread's first FIRST_UNWINDS backtraces come from glibc's
+ * So each thread's first AT_FIRST_UNWINDS backtraces come from glibc's
  * backtrace() (libgcc's unwinder, no per-thread state, ~30% slower per
  * call); a thread that allocates more than that switches to libunwind,
  * where the cache pays off. Both report the same return addresses.
@@ -33,13 +33,9 @@
 #include "tracer.h"
 
 uintptr_t at_self_lo, at_self_hi;
-static uintptr_t unw_lo, unw_hi;
-static int (*unw_backtrace_fn)(void **, int);
-
-#define SKIP_MAX 8
-#define FIRST_UNWINDS 512
-
-static __thread unsigned thread_unwinds AT_TLS;
+uintptr_t at_unw_lo, at_unw_hi;
+int (*at_unw_backtrace)(void **, int);
+__thread unsigned at_thread_unwinds AT_TLS;
 
 struct range_query {
     uintptr_t base;
@@ -111,40 +107,21 @@ int at_unwind_init(void)
         h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return -1;
-    unw_backtrace_fn = (int (*)(void **, int))dlsym(h, "unw_backtrace");
-    if (!unw_backtrace_fn)
+    int (*fn)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+    if (!fn)
         return -1;
-    code_range((const void *)unw_backtrace_fn, &unw_lo, &unw_hi);
+    code_range((const void *)fn, &at_unw_lo, &at_unw_hi);
     set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's
      * thread-local block: also now, untraced. */
-    unw_backtrace_fn(warm, 4);
+    fn(warm, 4);
+    at_unw_backtrace = fn;
     return 0;
 }
 
-static inline int ours(uintptr_t a)
+/* A thread's first backtraces (see the top comment). */
+int at_unwind_glibc(void **raw, int n)
 {
-    return (a >= at_self_lo && a < at_self_hi) || (a >= unw_lo && a < unw_hi);
-}
-
-int at_unwind(void **frames, int depth)
-{
-    if (depth <= 0)
-        return 0;
-    void *raw[depth + SKIP_MAX];
-    int saved = at_guard;
-    at_guard = AT_GUARD_UNWINDING;
-    int n = thread_unwinds < FIRST_UNWINDS || !unw_backtrace_fn
-                ? (thread_unwinds++, backtrace(raw, depth + SKIP_MAX))
-                : unw_backtrace_fn(raw, depth + SKIP_MAX);
-    at_guard = saved;
-    int skip = 0;
-    while (skip < n && ours((uintptr_t)raw[skip]))
-        skip++;
-    n -= skip;
-    if (n > depth)
-        n = depth;
-    if (n > 0)
-        memcpy(frames, raw + skip, (size_t)n * sizeof *frames);
-    return n < 0 ? 0 : n;
+    at_thread_unwinds++;
+    return backtrace(raw, n);
 }
