@@ -152,6 +152,15 @@ int at_shadow_put(const struct at_live_block *b)
     return 0;
 }
 
+/* The block at address `id` held by slot `s`, whose word was read as `w`. */
+static void slot_block(const struct slot *s, uint64_t w, uintptr_t id, struct at_live_block *b)
+{
+    b->id = id;
+    b->stack = (const struct at_stack *)(uintptr_t)(w & SITE_MASK);
+    b->packed[0] = __atomic_load_n(&s->packed[0], __ATOMIC_RELAXED);
+    b->packed[1] = __atomic_load_n(&s->packed[1], __ATOMIC_RELAXED);
+}
+
 int at_shadow_take(uintptr_t id, struct at_live_block *out)
 {
     if (id & 15)
@@ -163,12 +172,8 @@ int at_shadow_take(uintptr_t id, struct at_live_block *out)
     uint64_t w = __atomic_load_n(&s->word, __ATOMIC_RELAXED);
     if (!(w & SITE_MASK) || (w & 1) != ((id >> 4) & 1))
         return 0;
-    if (out) {
-        out->id = id;
-        out->stack = (const struct at_stack *)(uintptr_t)(w & SITE_MASK);
-        out->packed[0] = __atomic_load_n(&s->packed[0], __ATOMIC_RELAXED);
-        out->packed[1] = __atomic_load_n(&s->packed[1], __ATOMIC_RELAXED);
-    }
+    if (out)
+        slot_block(s, w, id, out);
     __atomic_store_n(&s->word, w & 14, __ATOMIC_RELEASE);
     return 1;
 }
@@ -186,14 +191,9 @@ static int read_slot(const struct slot *s, uintptr_t base, size_t i, struct at_l
     uint64_t w = __atomic_load_n(&s->word, __ATOMIC_ACQUIRE);
     if (!(w & SITE_MASK))
         return 0;
-    b->packed[0] = __atomic_load_n(&s->packed[0], __ATOMIC_RELAXED);
-    b->packed[1] = __atomic_load_n(&s->packed[1], __ATOMIC_RELAXED);
+    slot_block(s, w, base | (uintptr_t)i << SLOT_SHIFT | (uintptr_t)(w & 1) << 4, b);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&s->word, __ATOMIC_RELAXED) != w)
-        return 0;
-    b->id = base | (uintptr_t)i << SLOT_SHIFT | (uintptr_t)(w & 1) << 4;
-    b->stack = (const struct at_stack *)(uintptr_t)(w & SITE_MASK);
-    return 1;
+    return __atomic_load_n(&s->word, __ATOMIC_RELAXED) == w;
 }
 
 /* Slots whose first byte lies in slot page `page`. */
