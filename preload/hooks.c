@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
         .ctx = at_ctx_mask, .frames = frames,
     };
     if (at_cfg.leaks_mode)
-        at_live_prefetch((uintptr_t)p);
+        at_shadow_prefetch((uintptr_t)p);
     e.nframes = at_unwind(frames, depth);
     if (at_cfg.timestamps)
         e.time_us = at_now_us();

@@ -170,13 +170,6 @@ static void put_block(const struct at_live_block *b)
     pthread_mutex_unlock(&s->lock);
 }
 
-/* Called before unwinding: start loading the block's slot while the
- * unwinder runs. */
-void at_live_prefetch(uintptr_t id)
-{
-    at_shadow_prefetch(id);
-}
-
 /* A block whose site could not be interned (no memory) is not kept: it
  * could not be written. */
 void at_live_add(const struct at_event *e, uint64_t index)

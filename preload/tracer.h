@@ -230,7 +230,6 @@ struct at_live_block {
 };
 int at_live_init(void) AT_HIDDEN;
 void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
-void at_live_prefetch(uintptr_t id) AT_HIDDEN;
 /* Removes a block; returns 1 if it was live (and copies it to `out`). */
 int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */
@@ -246,6 +245,8 @@ void at_live_fork_child(void) AT_HIDDEN;
 int at_shadow_put(const struct at_live_block *b) AT_HIDDEN;
 /* 1 when the block was kept here (now removed, copied to `out`). */
 int at_shadow_take(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
+/* Called by the hooks before unwinding: starts loading the slot a new
+ * block will take, while the unwinder runs. */
 void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
 /* Copies up to `max` kept blocks to `out` and returns how many it copied;
  * with out NULL, counts them. */
