@@ -5,4 +5,4 @@ $(B)/bench/tracer_work: bench/tracer_work.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@ -pthread
 
-bench: $(B)/bench/tracer_work
+BENCH_PROGRAMS += $(B)/bench/tracer_work
