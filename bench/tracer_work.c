@@ -7,14 +7,21 @@
  *                        grows by rehashing, then torn down
  *   tracer_work threads N  N/20 short-lived threads one after the other,
  *                        each making 20 allocations (the first-unwind cost)
+ *   tracer_work pingpong N  two threads hand one cache line back and forth
+ *                        N times and print "round_trip_ns R": what moving a
+ *                        line between cores costs on this machine, which is
+ *                        what full mode pays for text formatted on one core
+ *                        and copied next to another core's (docs/benchmarks.md)
  * Prints "events E" (allocation calls + frees made by the workload) and
  * "rss_kb R" (its own peak resident size, from getrusage).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 static long per_thread;
 
@@ -51,6 +58,37 @@ static void *worker(void *arg)
     for (int k = 0; k < 64; k++)
         free(window[k]);
     return NULL;
+}
+
+static _Atomic long baton __attribute__((aligned(64)));
+
+/* Waits for the baton to read `want`, then passes it on as want + 1. */
+static void pass_baton(long want)
+{
+    while (baton != want)
+        __asm__ volatile("pause");
+    baton = want + 1;
+}
+
+static void *pong(void *arg)
+{
+    long n = (long)(size_t)arg;
+    for (long i = 0; i < n; i++)
+        pass_baton(2 * i + 1);
+    return NULL;
+}
+
+static double ping_pong(long n)
+{
+    pthread_t t;
+    struct timespec t0, t1;
+    pthread_create(&t, NULL, pong, (void *)(size_t)n);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (long i = 0; i < n; i++)
+        pass_baton(2 * i);
+    pthread_join(t, NULL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / (double)n;
 }
 
 struct node {
@@ -108,7 +146,7 @@ static long hash_workload(long n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: tracer_work one|two|hash|threads N\n");
+        fprintf(stderr, "usage: tracer_work one|two|hash|threads|pingpong N\n");
         return 2;
     }
     long n = atol(argv[2]), events;
@@ -128,6 +166,9 @@ int main(int argc, char **argv)
             pthread_join(t, NULL);
         }
         events = n / 20 * 40;
+    } else if (strcmp(argv[1], "pingpong") == 0) {
+        printf("round_trip_ns %.0f\n", ping_pong(n));
+        return 0;
     } else if (strcmp(argv[1], "hash") == 0) {
         events = hash_workload(n);
     } else {
