@@ -4,7 +4,8 @@
  * only the malloc family, the exit/exec wrappers and the at_* API).
  *
  * The cut: hooks.c interposes and decides whether an event is traced;
- * unwind.c captures frames; writer.c formats records and owns the output;
+ * unwind.c captures frames; format.c turns records and the header into
+ * text; writer.c orders that text and owns the output;
  * maps.c turns loaded objects into map lines; live.c keeps the live blocks
  * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
  * exec, exit and fatal signals; config.c reads the environment.
@@ -120,8 +121,9 @@ enum at_fn {
 };
 extern const char *const at_fn_names[] AT_HIDDEN;
 
-/* Most bytes one record body takes before its frames; frames take at
- * most AT_FRAME_TEXT each. */
+/* Room a record body needs: at most AT_HEAD_MAX bytes before its frames
+ * and AT_FRAME_TEXT per frame. A buffer sized so also holds format.c's
+ * 16-byte stores of hex numbers, which may run past a number's end. */
 #define AT_HEAD_MAX   256
 #define AT_FRAME_TEXT 20
 
@@ -138,8 +140,6 @@ struct at_event {
 };
 
 uint64_t at_now_us(void) AT_HIDDEN;
-/* Body of a record: everything after "INDEX. ". Returns its length. */
-size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
 /* Assigns the next index and appends "INDEX. " + body. `time_us` is the
  * record's time (0 when timestamps are off): with it, a buffer older than
  * a second is written out, so an idle program's trace is not held back. */
@@ -148,8 +148,7 @@ void at_commit(const char *body, size_t len, uint64_t time_us) AT_HIDDEN;
 void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
                         void *old, size_t n, size_t m,
                         void *(*op)(void *, size_t, size_t)) AT_HIDDEN;
-/* An allocation record: staged in the thread's slot until the next lock
- * hold of any thread commits it (see writer.c). */
+/* An allocation record: formatted on the stack and committed; see writer.c. */
 void at_commit_alloc(const struct at_event *e) AT_HIDDEN;
 /* Appends a record under a given index (leaks mode, at exit). */
 void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
@@ -168,6 +167,17 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+
+/* ---- format.c ---------------------------------------------------------- */
+/* Body of a record: everything after "INDEX. ". `buf` has the room given
+ * by AT_HEAD_MAX and AT_FRAME_TEXT. Returns its length. */
+size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
+/* The header line and the resource registry, into `cap` bytes (at least
+ * 256); a process name too long for them is cut. Returns the length. */
+struct tm;
+size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
+                        pid_t pid) AT_HIDDEN;
+/* Decimal and lower-case hex without leading zeros; return the length. */
 size_t at_fmt_dec(char *p, uint64_t v) AT_HIDDEN;
 size_t at_fmt_hex(char *p, uint64_t v) AT_HIDDEN;
 

@@ -1,6 +1,6 @@
 /*
- * preload/writer.c: record formatting, the shared output buffer, and the
- * output descriptor.
+ * preload/writer.c: the shared output buffer, which puts the records
+ * format.c makes into index order, and the output descriptor.
  *
  * File order = index order. Threads unwind and format their record body
  * (everything after "INDEX. ") on their own stack, without any lock; then
@@ -48,19 +48,6 @@
 
 #include "tracer.h"
 
-const char *const at_fn_names[] = {
-    [AT_MALLOC] = AT_FN_MALLOC, [AT_CALLOC] = AT_FN_CALLOC, [AT_REALLOC] = AT_FN_REALLOC,
-    [AT_REALLOCARRAY] = AT_FN_REALLOCARRAY, [AT_FREE] = AT_FN_FREE,
-    [AT_POSIX_MEMALIGN] = AT_FN_POSIX_MEMALIGN, [AT_ALIGNED_ALLOC] = AT_FN_ALIGNED_ALLOC,
-    [AT_MEMALIGN] = AT_FN_MEMALIGN, [AT_VALLOC] = AT_FN_VALLOC, [AT_PVALLOC] = AT_FN_PVALLOC,
-};
-
-static const unsigned char fn_lens[] = {
-    [AT_MALLOC] = 6, [AT_CALLOC] = 6, [AT_REALLOC] = 7, [AT_REALLOCARRAY] = 12, [AT_FREE] = 4,
-    [AT_POSIX_MEMALIGN] = 14, [AT_ALIGNED_ALLOC] = 13, [AT_MEMALIGN] = 8, [AT_VALLOC] = 6,
-    [AT_PVALLOC] = 7,
-};
-
 #define BUF_SIZE (1u << 20)
 #define FD_FLOOR 1000
 
@@ -93,130 +80,11 @@ static int open_pending;          /* a forked child opens its file at its first 
 static pid_t out_pid;             /* the process the file belongs to */
 static int64_t gmtoff_us;
 
-/* ---- number formatting (no printf: it is slow and may allocate) -------- */
-
-static const char digits2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-size_t at_fmt_dec(char *p, uint64_t v)
-{
-    char tmp[20];
-    int i = 20;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        tmp[--i] = digits2[r * 2 + 1];
-        tmp[--i] = digits2[r * 2];
-    }
-    if (v >= 10) {
-        tmp[--i] = digits2[v * 2 + 1];
-        tmp[--i] = digits2[v * 2];
-    } else {
-        tmp[--i] = (char)('0' + v);
-    }
-    memcpy(p, tmp + i, (size_t)(20 - i));
-    return (size_t)(20 - i);
-}
-
-static const char hex2[] =
-    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-/* Lower-case hex without leading zeros, two digits per step. */
-size_t at_fmt_hex(char *p, uint64_t v)
-{
-    size_t n = v ? (size_t)(64 - __builtin_clzll(v) + 3) / 4 : 1;
-    char *q = p + n;
-    while (v >= 256) {
-        q -= 2;
-        memcpy(q, hex2 + (v & 0xff) * 2, 2);
-        v >>= 8;
-    }
-    if (v >= 16) {
-        q -= 2;
-        memcpy(q, hex2 + v * 2, 2);
-    } else {
-        *--q = "0123456789abcdef"[v];
-    }
-    return n;
-}
-
-static char *put(char *p, const char *s, size_t n)
-{
-    memcpy(p, s, n);
-    return p + n;
-}
-#define PUTS(p, lit) put((p), (lit), sizeof(lit) - 1)
-
-static char *put2(char *p, unsigned v)
-{
-    p[0] = digits2[v * 2];
-    p[1] = digits2[v * 2 + 1];
-    return p + 2;
-}
-
 uint64_t at_now_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + gmtoff_us);
-}
-
-size_t at_format_body(char *buf, const struct at_event *e)
-{
-    char *p = buf;
-    if (e->ctx) {
-        *p++ = '@';
-        p += at_fmt_hex(p, e->ctx);
-        *p++ = ' ';
-    }
-    if (at_cfg.timestamps) {
-        uint64_t day = (e->time_us / 1000000) % 86400;
-        unsigned us = (unsigned)(e->time_us % 1000000);
-        *p++ = '[';
-        p = put2(p, (unsigned)(day / 3600));
-        *p++ = ':';
-        p = put2(p, (unsigned)(day / 60 % 60));
-        *p++ = ':';
-        p = put2(p, (unsigned)(day % 60));
-        *p++ = '.';
-        p = put2(p, us / 10000);
-        p = put2(p, us / 100 % 100);
-        p = put2(p, us % 100);
-        p = PUTS(p, "] ");
-    }
-    p = put(p, at_fn_names[e->fn], fn_lens[e->fn]);
-    if (e->release) {
-        p = PUTS(p, "(0x");
-        p += at_fmt_hex(p, e->id);
-        p = PUTS(p, ")\n");
-    } else {
-        *p++ = '(';
-        p += at_fmt_dec(p, e->size);
-        p = PUTS(p, ") = 0x");
-        p += at_fmt_hex(p, e->id);
-        *p++ = '\n';
-    }
-    if (e->alignment) {
-        p = PUTS(p, "\t$alignment = ");
-        p += at_fmt_dec(p, e->alignment);
-        *p++ = '\n';
-    }
-    for (int i = 0; i < e->nframes; i++) {
-        p = PUTS(p, "\t0x");
-        p += at_fmt_hex(p, (uintptr_t)e->frames[i]);
-        *p++ = '\n';
-    }
-    *p++ = '\n';
-    return (size_t)(p - buf);
 }
 
 /* ---- the output descriptor --------------------------------------------- */
@@ -592,14 +460,6 @@ void at_append_raw(const char *text, size_t len)
 
 /* ---- header ---------------------------------------------------------- */
 
-/* Header values never hold ',' or a newline. */
-static char *put_value(char *p, char *end, const char *s)
-{
-    for (; *s && p < end; s++)
-        *p++ = (*s == ',' || *s == '\n') ? '_' : *s;
-    return p;
-}
-
 /* Local broken-down time from the UTC offset found at start-up: a forked
  * child must not call localtime_r (its lock may be held by a thread that
  * no longer exists there). Civil-from-days after H. Hinnant's algorithm. */
@@ -631,7 +491,6 @@ static void local_tm(struct tm *tm)
 static void write_header(pid_t pid, int child)
 {
     char h[PATH_MAX + 512];
-    char *end = h + sizeof h - 64;
     struct tm tm;
     if (!child) {
         time_t now = time(NULL);
@@ -639,33 +498,8 @@ static void write_header(pid_t pid, int child)
         gmtoff_us = (int64_t)tm.tm_gmtoff * 1000000;
     }
     local_tm(&tm);
-    char *p = h;
-    p = PUTS(p, AT_HDR_VERSION "=" AT_PROTOCOL_VERSION ", " AT_HDR_ARCH "=x86_64, "
-                AT_HDR_TIMESTAMP "=");
-    p += at_fmt_dec(p, (uint64_t)tm.tm_year + 1900);
-    *p++ = '.';
-    p = put2(p, (unsigned)tm.tm_mon + 1);
-    *p++ = '.';
-    p = put2(p, (unsigned)tm.tm_mday);
-    *p++ = ' ';
-    p = put2(p, (unsigned)tm.tm_hour);
-    *p++ = ':';
-    p = put2(p, (unsigned)tm.tm_min);
-    *p++ = ':';
-    p = put2(p, (unsigned)tm.tm_sec);
-    p = PUTS(p, ", " AT_HDR_PROCESS "=");
     extern char *program_invocation_name;
-    p = put_value(p, end, program_invocation_name);
-    p = PUTS(p, ", " AT_HDR_PID "=");
-    p += at_fmt_dec(p, (uint64_t)pid);
-    p = PUTS(p, ", ");
-    if (at_cfg.leaks_mode)
-        p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_LEAKS ", ");
-    p = PUTS(p, AT_HDR_DEPTH "=");
-    p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
-    p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");
-    p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
-    at_append_raw(h, (size_t)(p - h));
+    at_append_raw(h, at_format_header(h, sizeof h, &tm, program_invocation_name, pid));
 }
 
 int at_writer_open(pid_t pid, int child)

@@ -41,3 +41,11 @@ $(TRACER_PROG_DIR)/tracer_cxx: tests/programs/tracer_cxx.cpp
 # The tracer tests share a header the generic rule does not know about.
 $(patsubst tests/integration/%.c,$(B)/tests/integration/%,$(wildcard tests/integration/test_tracer*.c)): \
     tests/integration/test_tracer_trace.h
+
+# The tracer's text (preload/format.c) tested alone, under ASan and UBSan.
+TESTS += $(B)/tests/unit/test_tracer_format
+$(B)/tests/unit/test_tracer_format: tests/unit/test_tracer_format.c preload/format.c \
+                                    preload/tracer.h include/alloctrace/format.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
+	    tests/unit/test_tracer_format.c preload/format.c $(CMOCKA_LIBS) -o $@
