@@ -98,6 +98,16 @@ static char *put2(char *p, unsigned v)
     return p + 2;
 }
 
+/* "HH:MM:SS", as both a record's time and the header's timestamp have it. */
+static char *put_hms(char *p, unsigned h, unsigned m, unsigned sec)
+{
+    p = put2(p, h);
+    *p++ = ':';
+    p = put2(p, m);
+    *p++ = ':';
+    return put2(p, sec);
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 /* "[HH:MM:SS.uuuuuu] " of a local time of day in microseconds. */
@@ -106,11 +116,7 @@ static char *put_time(char *p, uint64_t time_us)
     uint64_t day = (time_us / 1000000) % 86400;
     unsigned us = (unsigned)(time_us % 1000000);
     *p++ = '[';
-    p = put2(p, (unsigned)(day / 3600));
-    *p++ = ':';
-    p = put2(p, (unsigned)(day / 60 % 60));
-    *p++ = ':';
-    p = put2(p, (unsigned)(day % 60));
+    p = put_hms(p, (unsigned)(day / 3600), (unsigned)(day / 60 % 60), (unsigned)(day % 60));
     *p++ = '.';
     p = put2(p, us / 10000);
     p = put2(p, us / 100 % 100);
@@ -179,11 +185,7 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     *p++ = '.';
     p = put2(p, (unsigned)tm->tm_mday);
     *p++ = ' ';
-    p = put2(p, (unsigned)tm->tm_hour);
-    *p++ = ':';
-    p = put2(p, (unsigned)tm->tm_min);
-    *p++ = ':';
-    p = put2(p, (unsigned)tm->tm_sec);
+    p = put_hms(p, (unsigned)tm->tm_hour, (unsigned)tm->tm_min, (unsigned)tm->tm_sec);
     p = PUTS(p, ", " AT_HDR_PROCESS "=");
     p = put_value(p, h + cap - HEADER_TAIL_MAX, process);
     p = PUTS(p, ", " AT_HDR_PID "=");
