@@ -21,6 +21,8 @@ char *h_path(const char *relative);
 /* A new empty directory under $TMPDIR, removed by h_cleanup(). */
 char *h_tmpdir(void);
 void h_cleanup(void);
+/* h_cleanup() as a cmocka teardown: cmocka_unit_test_teardown(test, h_teardown). */
+int h_teardown(void **state);
 
 /* The result of a command: exit status (128+N when killed by signal N),
  * and everything it wrote. */

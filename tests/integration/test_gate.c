@@ -511,16 +511,9 @@ static void gate_never_reuses_a_taken_name(void **state)
     h_result_free(&r);
 }
 
-static int cleanup(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 int main(void)
 {
-#define T(name) cmocka_unit_test_teardown(name, cleanup)
+#define T(name) cmocka_unit_test_teardown(name, h_teardown)
     const struct CMUnitTest tests[] = {
         T(leaky_program_fails_with_each_group_and_summary),
         T(clean_program_passes),

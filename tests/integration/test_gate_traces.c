@@ -171,16 +171,9 @@ static void usage_errors_exit_2(void **state)
     h_result_free(&r);
 }
 
-static int cleanup(void **state)
-{
-    (void)state;
-    h_cleanup();
-    return 0;
-}
-
 int main(void)
 {
-#define T(name) cmocka_unit_test_teardown(name, cleanup)
+#define T(name) cmocka_unit_test_teardown(name, h_teardown)
     const struct CMUnitTest tests[] = {
         T(whole_leaks_trace_is_judged),
         T(leaks_trace_without_summary_is_truncated),
