@@ -12,15 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t state = 7;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "export_shape.h"
 
 int main(int argc, char **argv)
 {
@@ -38,27 +30,21 @@ int main(int argc, char **argv)
         char *text = NULL;
         size_t len = 0;
         FILE *m = open_memstream(&text, &len);
-        unsigned depth = 4 + (unsigned)(rnd() % 17);
-        unsigned recurse = s % 10 == 0 ? 1 + (unsigned)(rnd() % (depth - 2)) : 0;
-        unsigned f = (unsigned)(rnd() % 2000);
-        for (unsigned i = 0; i < depth; i++) {
-            if (!recurse || i < recurse || i > recurse + 2)
-                f = i + 1 == depth ? 0 : (unsigned)(rnd() % 2000);
-            fprintf(m, "\t0x%llx fn%u() at /src/mod%u/file%u.c:%u\n",
-                    0x400000ull + f * 0x100 + i, f, f % 7, f % 200, 10 + (unsigned)(rnd() % 500));
-        }
+        struct shape_frame f[SHAPE_MAX_DEPTH];
+        unsigned depth = shape_stack(s, f);
+        for (unsigned i = 0; i < depth; i++)
+            fprintf(m, "\t0x%llx fn%u() at /src/mod%u/file%u.c:%u\n", (unsigned long long)f[i].addr,
+                    f[i].fn, f[i].module, f[i].file, f[i].line);
         fclose(m);
         stacks[s] = text;
     }
     printf("version=2.0, arch=x86_64, timestamp=2026.11.22 10:00:00, process=bench, pid=1, "
            "filter=resolve, origin=alloctrace 0.1.0, \n<1> : memory (memory allocation in bytes)\n"
            ": /usr/bin/bench => 0x400000-0x600000\n");
-    static const char *const fns[] = { "malloc", "calloc", "realloc", "malloc" };
     for (unsigned long c = 0; c < calls; c++) {
-        uint64_t r = rnd();
-        unsigned long s = (r % 4 ? r % (nstacks / 8 + 1) : r % nstacks);
-        printf("%lu. %s(%llu) = 0x%lx\n%s\n", c + 1, fns[(r >> 20) % 4],
-               (unsigned long long)(16 + (r >> 32) % 4096), 0x10000000ul + c * 16, stacks[s]);
+        struct shape_call k = shape_call(nstacks);
+        printf("%lu. %s(%llu) = 0x%lx\n%s\n", c + 1, k.fn, (unsigned long long)k.size,
+               0x10000000ul + c * 16, stacks[k.stack]);
     }
     return 0;
 }

@@ -1,8 +1,7 @@
 /*
  * bench/export_time.c: the exports alone, in process, for bench/export:
- * SAMPLES samples over STACKS interned stacks shaped like export_gen's
- * (4 to 20 resolved frames from 2000 functions, one stack in ten
- * recursing), then the profile is built and every format written to
+ * SAMPLES samples over STACKS interned stacks, the same as export_gen's
+ * (export_shape.h), then the profile is built and every format written to
  * /dev/null. Prints one line per step: "NAME SECONDS".
  *
  *   export_time SAMPLES STACKS
@@ -13,16 +12,7 @@
 #include <time.h>
 
 #include "export.h"
-
-static uint64_t state = 7;
-
-static uint64_t rnd(void)
-{
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "export_shape.h"
 
 static double now(void)
 {
@@ -45,26 +35,21 @@ int main(int argc, char **argv)
     at_stack_table *t = at_stacks_new();
     const at_stack **stacks = calloc(nstacks, sizeof *stacks);
     for (size_t s = 0; s < nstacks; s++) {
-        at_frame frames[20];
-        char texts[20][96];
-        unsigned depth = 4 + (unsigned)(rnd() % 17);
-        unsigned recurse = s % 10 == 0 ? 1 + (unsigned)(rnd() % (depth - 2)) : 0;
-        unsigned f = (unsigned)(rnd() % 2000);
+        struct shape_frame f[SHAPE_MAX_DEPTH];
+        at_frame frames[SHAPE_MAX_DEPTH];
+        char texts[SHAPE_MAX_DEPTH][96];
+        unsigned depth = shape_stack(s, f);
         for (unsigned i = 0; i < depth; i++) {
-            if (!recurse || i < recurse || i > recurse + 2)
-                f = i + 1 == depth ? 0 : (unsigned)(rnd() % 2000);
-            snprintf(texts[i], sizeof texts[i], "fn%u() at /src/mod%u/file%u.c:%u", f, f % 7,
-                     f % 200, 10 + (unsigned)(rnd() % 500));
-            frames[i] = (at_frame){ 0x400000ull + f * 0x100 + i, texts[i] };
+            snprintf(texts[i], sizeof texts[i], "fn%u() at /src/mod%u/file%u.c:%u", f[i].fn,
+                     f[i].module, f[i].file, f[i].line);
+            frames[i] = (at_frame){ f[i].addr, texts[i] };
         }
         stacks[s] = at_stacks_intern(t, frames, depth);
     }
     at_sample *samples = calloc(n, sizeof *samples);
-    static const char *const fns[] = { "malloc", "calloc", "realloc", "malloc" };
     for (size_t i = 0; i < n; i++) {
-        uint64_t r = rnd();
-        size_t s = r % 4 ? r % (nstacks / 8 + 1) : r % nstacks;
-        samples[i] = (at_sample){ stacks[s], fns[(r >> 20) % 4], 16 + (r >> 32) % 4096, 1 };
+        struct shape_call k = shape_call(nstacks);
+        samples[i] = (at_sample){ stacks[k.stack], k.fn, k.size, 1 };
     }
     FILE *null = fopen("/dev/null", "w");
     at_export_meta meta = { "bench", "1", NULL, true };

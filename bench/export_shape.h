@@ -1,0 +1,61 @@
+/*
+ * bench/export_shape.h: the allocations both export benchmarks are made of,
+ * so that export_gen's trace and export_time's in-process samples are the
+ * same by construction: STACKS backtraces of 4 to 20 frames drawn from 2000
+ * functions in 200 files (one stack in ten recursing), and calls drawn
+ * mostly from the first eighth of the stacks, as in real programs.
+ * Deterministic: a fixed splitmix64 sequence, consumed in the same order.
+ */
+#ifndef BENCH_EXPORT_SHAPE_H
+#define BENCH_EXPORT_SHAPE_H
+
+#include <stdint.h>
+
+#define SHAPE_MAX_DEPTH 20
+
+static uint64_t shape_state = 7;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (shape_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+struct shape_frame {
+    uint64_t addr;
+    unsigned fn, module, file, line;
+};
+
+/* Draws stack number `s` into f[SHAPE_MAX_DEPTH]; returns its depth. */
+static unsigned shape_stack(unsigned long s, struct shape_frame *f)
+{
+    unsigned depth = 4 + (unsigned)(rnd() % 17);
+    unsigned recurse = s % 10 == 0 ? 1 + (unsigned)(rnd() % (depth - 2)) : 0;
+    unsigned fn = (unsigned)(rnd() % 2000);
+    for (unsigned i = 0; i < depth; i++) {
+        if (!recurse || i < recurse || i > recurse + 2)
+            fn = i + 1 == depth ? 0 : (unsigned)(rnd() % 2000);
+        f[i] = (struct shape_frame){ 0x400000ull + fn * 0x100 + i, fn, fn % 7, fn % 200,
+                                     10 + (unsigned)(rnd() % 500) };
+    }
+    return depth;
+}
+
+struct shape_call {
+    unsigned long stack;
+    const char *fn;
+    uint64_t size;
+};
+
+/* Draws the next call over `nstacks` stacks. */
+static struct shape_call shape_call(unsigned long nstacks)
+{
+    static const char *const fns[] = { "malloc", "calloc", "realloc", "malloc" };
+    uint64_t r = rnd();
+    return (struct shape_call){ r % 4 ? r % (nstacks / 8 + 1) : r % nstacks, fns[(r >> 20) % 4],
+                                16 + (r >> 32) % 4096 };
+}
+
+#endif
