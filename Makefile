@@ -60,7 +60,7 @@ TEST_DEPS :=         # what integration tests need built first (test programs)
 .SECONDARY:
 all:
 
-include $(sort $(wildcard preload/*.mk postproc/*.mk tests/*.mk examples/*.mk \
+include $(sort $(wildcard preload/*.mk postproc/*.mk postproc/*/*.mk tests/*.mk examples/*.mk \
                           bench/*.mk scripts/*.mk))
 
 # ---- post-processor ------------------------------------------------------

@@ -41,13 +41,19 @@ typedef struct exporter {
 
 int at_format_parse(const char *s, at_format *f)
 {
-    static const char *const names[] = { "text", "callgrind", "webgrind", "folded", "report" };
-    for (int i = 0; i < 5; i++)
+    static const char *const names[] = { "text", "callgrind", "webgrind", "folded", "report",
+                                         "stats" };
+    for (int i = 0; i < 6; i++)
         if (strcmp(s, names[i]) == 0) {
             *f = (at_format)i;
             return 0;
         }
     return -1;
+}
+
+bool at_format_analysed(at_format f)
+{
+    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS;
 }
 
 int at_cost_parse(const char *s, at_cost *c)

@@ -18,7 +18,8 @@ typedef enum at_format {
     AT_FORMAT_CALLGRIND,
     AT_FORMAT_WEBGRIND,
     AT_FORMAT_FOLDED,
-    AT_FORMAT_REPORT,
+    AT_FORMAT_REPORT,   /* built on the analyses (analyze/analyze.h) */
+    AT_FORMAT_STATS,    /* the same numbers as JSON */
 } at_format;
 
 typedef struct at_export_opts {
@@ -28,6 +29,10 @@ typedef struct at_export_opts {
     const char *output; /* -o as given (NULL or "-": out_fd is stdout) */
     int out_fd;         /* where -o points, or stdout */
 } at_export_opts;
+
+/* Whether a format is printed from the analyses (analyze/analyze.h) by the
+ * analysis stage rather than by this one. */
+bool at_format_analysed(at_format f);
 
 /* Parses a --format / --cost value; 0 on success. */
 int at_format_parse(const char *s, at_format *f);

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze/analyze.h"
+#include "analyze/outputs.h"
 #include "compress.h"
 #include "diag.h"
 #include "export_stage.h"
@@ -57,6 +59,7 @@ typedef struct options {
     /* export */
     at_export_opts export_opts; /* format, --cost, --top */
     bool cost_given, top_given;
+    at_an_print_opts print_opts; /* report and stats: filled by build_pipeline */
 } options;
 
 enum {
@@ -154,11 +157,14 @@ static void usage(FILE *f)
           "                              that never or always match, and exit\n"
           "                              (filters on functions or files imply -r)\n"
           "      --format FORMAT         text (the trace, default), callgrind, webgrind,\n"
-          "                              folded or report (EXPORTS.md); callgrind and\n"
+          "                              folded, report or stats (docs/exports.md);\n"
+          "                              report and stats: peak, temporaries, sizes,\n"
+          "                              memory over time and the top sites; callgrind and\n"
           "                              webgrind without -o write cachegrind.out.PROCESS.PID\n"
           "                              (and .webgrind) in the current directory\n"
           "      --cost bytes|blocks     with --format folded: the cost (default bytes)\n"
-          "      --top N                 with --format report: sites and leaks shown (10)\n"
+          "      --top N                 with --format report or stats: sites shown per\n"
+          "                              ranking (10)\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -288,7 +294,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_FORMAT:
             if (at_format_parse(optarg, &o->export_opts.format) != 0)
                 option_error("--format: unknown format '%s' (text, callgrind, webgrind, folded, "
-                             "report)", optarg);
+                             "report, stats)", optarg);
             break;
         case OPT_COST:
             if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
@@ -322,8 +328,8 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
     if (o->cost_given && o->export_opts.format != AT_FORMAT_FOLDED)
         option_error("%s needs --format folded", "--cost");
-    if (o->top_given && o->export_opts.format != AT_FORMAT_REPORT)
-        option_error("%s needs --format report", "--top");
+    if (o->top_given && !at_format_analysed(o->export_opts.format))
+        option_error("%s needs --format report or stats", "--top");
     if (o->check_filters && !at_filter_opts_active(&o->filter))
         option_error("%s needs --filter, --filter-file, --exclude-filter or --suppressions",
                      "--check-filters");
@@ -353,12 +359,17 @@ static at_stage *push(pipeline *p, at_stage *s, void (*free_fn)(at_stage *))
 }
 
 /* Built back to front: each stage is given the one after it. */
-static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d, int out_fd)
+static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int out_fd)
 {
     memset(p, 0, sizeof *p);
+    bool analysed = at_format_analysed(o->export_opts.format);
 
-    /* write, or export when --format asks for one */
-    if (o->export_opts.format != AT_FORMAT_TEXT) {
+    /* write, analyse or export, as --format asks */
+    if (analysed) {
+        o->print_opts = (at_an_print_opts){ .fd = out_fd, .top = o->export_opts.top,
+                                            .stats = o->export_opts.format == AT_FORMAT_STATS };
+        push(p, at_analyze_stage_new(t, d, at_an_print, &o->print_opts), at_analyze_stage_free);
+    } else if (o->export_opts.format != AT_FORMAT_TEXT) {
         at_export_opts eo = o->export_opts;
         eo.output = o->output;
         eo.out_fd = out_fd;
@@ -367,9 +378,11 @@ static int build_pipeline(pipeline *p, const options *o, at_trace *t, at_diag *d
         push(p, at_writer_new(out_fd, t, d), at_writer_free);
     }
 
-    /* compress */
-    if (o->compress || o->depth)
-        push(p, at_compress_new(p->head, t, d, o->compress, o->sort, o->depth), at_compress_free);
+    /* compress; the analyses are per stack already, and grouping would only
+     * make them wait for every call (the depth cut still applies) */
+    bool grouping = o->compress && !analysed;
+    if (grouping || o->depth)
+        push(p, at_compress_new(p->head, t, d, grouping, o->sort, o->depth), at_compress_free);
 
     /* filter */
     if (at_filter_opts_active(&o->filter))

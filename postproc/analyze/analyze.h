@@ -159,6 +159,9 @@ void at_analyzer_free(at_analyzer *a);
 /* One call of the analysed resource, in index order. */
 void at_analyzer_call(at_analyzer *a, const at_call *c);
 
+/* A call of another resource: only counted (summary.other_calls). */
+void at_analyzer_skip(at_analyzer *a);
+
 /* The results; later calls are not allowed. Context names come from t
  * (may be NULL). The analysis lives as long as the analyzer. */
 const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t);

@@ -1,0 +1,578 @@
+/*
+ * postproc/analyze/analyze.c: the one-pass analyses (analyze.h).
+ *
+ * Per call the work is O(1) amortised: a live-block table keyed by id
+ * (open addressing, deletion by backward shift so no tombstones pile up in
+ * a long run), a site per stack id, a context per @CTX bit.
+ *
+ * Peak contributions without a second pass: every new peak starts a new
+ * epoch. A site or context remembers the epoch in which it last saved its
+ * value; before it changes, if the epoch moved on since, its current value
+ * is what it held at the latest peak (it did not change since), so it is
+ * saved then. At the end, whatever did not change since the last peak
+ * holds its peak value still. heaptrack gets the same numbers by reading
+ * the file twice.
+ *
+ * Time series: intervals of a fixed width from the first call; when the
+ * next call falls beyond AT_AN_MAX_POINTS intervals, neighbours are merged
+ * in pairs and the width doubles, so the series spans the whole run in a
+ * bounded table whatever its length.
+ */
+#include "analyze.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HALF_DAY_US (12ull * 3600 * 1000000)
+#define DAY_US (2 * HALF_DAY_US)
+#define NCTX 33 /* no context, then bits 0..31 */
+
+typedef struct live_block {
+    uint64_t id;    /* key; used marks the slot */
+    uint64_t size;
+    uint32_t site;
+    uint32_t ctx;   /* the allocation's @CTX bits */
+    bool used;
+} live_block;
+
+/* What a site or a context carries besides its public cost. */
+typedef struct tally {
+    at_an_cost *cost;
+    uint64_t live, live_blocks;
+    uint64_t saved_epoch;
+} tally;
+
+typedef struct size_count {
+    uint64_t size, count;
+    bool used;
+} size_count;
+
+struct at_analyzer {
+    at_analysis an;
+    bool leaks_only;
+    bool finished;
+    /* live blocks */
+    live_block *live;
+    size_t live_cap, live_n;
+    uint64_t live_bytes;
+    /* sites, by stack id */
+    at_an_site *sites;
+    tally *site_tally;
+    size_t nsites, csites;
+    uint32_t *site_of; /* stack id -> site + 1 */
+    size_t nsite_of;
+    /* contexts */
+    at_an_context ctx[NCTX];
+    tally ctx_tally[NCTX];
+    at_an_context *ctx_out;
+    /* peak */
+    uint64_t epoch;
+    /* temporaries: the last call, when it was an allocation */
+    bool last_was_alloc;
+    uint64_t last_alloc_id;
+    /* exact sizes */
+    size_count *sizes;
+    size_t sizes_cap, sizes_n;
+    at_an_size top_sizes[AT_AN_TOP_SIZES];
+    /* time */
+    bool started;
+    bool by_time;
+    uint64_t first_raw, prev_raw, day_offset;
+    uint64_t x;        /* axis position of the current call */
+    bool have_time_base;
+    /* series */
+    at_an_point *points; /* AT_AN_MAX_POINTS */
+    size_t npoints;
+    uint64_t width;
+};
+
+static uint64_t mix(uint64_t v)
+{
+    v *= 0x9e3779b97f4a7c15ull;
+    return v ^ (v >> 29);
+}
+
+/* ---- live blocks ------------------------------------------------------- */
+
+static live_block *live_slot(live_block *tab, size_t cap, uint64_t id)
+{
+    for (size_t i = mix(id) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!tab[i].used || tab[i].id == id)
+            return &tab[i];
+}
+
+static void live_grow(at_analyzer *a)
+{
+    size_t ocap = a->live_cap;
+    live_block *old = a->live;
+    a->live_cap = ocap ? ocap * 2 : 4096;
+    a->live = at_xcalloc(a->live_cap, sizeof *a->live);
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].used)
+            *live_slot(a->live, a->live_cap, old[i].id) = old[i];
+    free(old);
+}
+
+static live_block *live_find(at_analyzer *a, uint64_t id)
+{
+    if (!a->live_cap)
+        return NULL;
+    live_block *b = live_slot(a->live, a->live_cap, id);
+    return b->used ? b : NULL;
+}
+
+/* Linear probing's deletion: later entries of the same run move back into
+ * the hole when their home slot allows it. */
+static void live_remove(at_analyzer *a, live_block *b)
+{
+    size_t mask = a->live_cap - 1, hole = (size_t)(b - a->live);
+    for (size_t i = (hole + 1) & mask; a->live[i].used; i = (i + 1) & mask) {
+        size_t home = mix(a->live[i].id) & mask;
+        bool movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
+        if (movable) {
+            a->live[hole] = a->live[i];
+            hole = i;
+        }
+    }
+    a->live[hole].used = false;
+    a->live_n--;
+}
+
+/* ---- sites and contexts ------------------------------------------------ */
+
+/* Before a tally changes: keep its value at the latest peak (see top). */
+static void tally_touch(const at_analyzer *a, tally *t)
+{
+    if (t->saved_epoch != a->epoch) {
+        t->cost->peak = t->live;
+        t->cost->peak_blocks = t->live_blocks;
+        t->saved_epoch = a->epoch;
+    }
+}
+
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size)
+{
+    tally_touch(a, t);
+    t->live += size;
+    t->live_blocks++;
+    t->cost->calls++;
+    t->cost->bytes += size;
+}
+
+static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary)
+{
+    tally_touch(a, t);
+    t->live -= size;
+    t->live_blocks--;
+    if (temporary)
+        t->cost->temporary++;
+}
+
+static uint32_t site_for(at_analyzer *a, const at_call *c)
+{
+    uint32_t sid = c->stack->id;
+    if (sid >= a->nsite_of) {
+        size_t n = a->nsite_of ? a->nsite_of : 1024;
+        while (n <= sid)
+            n *= 2;
+        a->site_of = at_xreallocarray(a->site_of, n, sizeof *a->site_of);
+        memset(a->site_of + a->nsite_of, 0, (n - a->nsite_of) * sizeof *a->site_of);
+        a->nsite_of = n;
+    }
+    if (a->site_of[sid])
+        return a->site_of[sid] - 1;
+    if (a->nsites == a->csites) {
+        a->csites = a->csites ? a->csites * 2 : 256;
+        a->sites = at_xreallocarray(a->sites, a->csites, sizeof *a->sites);
+        a->site_tally = at_xreallocarray(a->site_tally, a->csites, sizeof *a->site_tally);
+        for (size_t i = 0; i < a->nsites; i++) /* the costs moved */
+            a->site_tally[i].cost = &a->sites[i].cost;
+    }
+    size_t s = a->nsites++;
+    a->sites[s] = (at_an_site){ .stack = c->stack, .alloc_fn = c->name, .first_index = c->index };
+    /* It held nothing at any earlier peak. */
+    a->site_tally[s] = (tally){ .cost = &a->sites[s].cost, .saved_epoch = a->epoch };
+    a->site_of[sid] = (uint32_t)s + 1;
+    return (uint32_t)s;
+}
+
+/* The context slots of @CTX bits: 0 for none, 1 + bit number for each bit. */
+static unsigned context_slots(uint32_t bits, unsigned slots[NCTX])
+{
+    unsigned n = 0;
+    if (!bits)
+        slots[n++] = 0;
+    for (; bits; bits &= bits - 1)
+        slots[n++] = 1 + (unsigned)__builtin_ctz(bits);
+    return n;
+}
+
+/* ---- sizes ------------------------------------------------------------- */
+
+unsigned at_an_size_class(uint64_t size)
+{
+    return size ? 64u - (unsigned)__builtin_clzll(size) : 0;
+}
+
+uint64_t at_an_class_min(unsigned cls)
+{
+    return cls == 0 ? 0 : 1ull << (cls - 1);
+}
+
+static size_count *size_slot(size_count *tab, size_t cap, uint64_t size)
+{
+    for (size_t i = mix(size) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (!tab[i].used || tab[i].size == size)
+            return &tab[i];
+}
+
+static void count_size(at_analyzer *a, uint64_t size)
+{
+    at_an_histogram *h = &a->an.histogram;
+    unsigned cls = at_an_size_class(size);
+    h->count[cls]++;
+    h->bytes[cls] += size;
+    if ((a->sizes_n + 1) * 2 > a->sizes_cap) {
+        size_t ocap = a->sizes_cap;
+        size_count *old = a->sizes;
+        a->sizes_cap = ocap ? ocap * 2 : 1024;
+        a->sizes = at_xcalloc(a->sizes_cap, sizeof *a->sizes);
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].used)
+                *size_slot(a->sizes, a->sizes_cap, old[i].size) = old[i];
+        free(old);
+    }
+    size_count *s = size_slot(a->sizes, a->sizes_cap, size);
+    if (!s->used) {
+        *s = (size_count){ .size = size, .used = true };
+        a->sizes_n++;
+    }
+    s->count++;
+}
+
+/* ---- time and the series ------------------------------------------------ */
+
+/* Microseconds since the first call, across midnight; never going back. */
+static void advance_clock(at_analyzer *a, const at_call *c)
+{
+    if (!a->started) {
+        a->started = true;
+        a->by_time = c->has_time;
+        a->an.summary.has_time = c->has_time;
+        a->an.summary.first_index = c->index;
+    }
+    a->an.summary.last_index = c->index;
+    uint64_t x = a->x;
+    if (a->by_time && c->has_time) {
+        if (!a->have_time_base) {
+            a->have_time_base = true;
+            a->first_raw = a->prev_raw = c->time_us;
+        }
+        if (c->time_us + HALF_DAY_US < a->prev_raw)
+            a->day_offset += DAY_US;
+        a->prev_raw = c->time_us;
+        uint64_t t = c->time_us + a->day_offset;
+        x = t > a->first_raw ? t - a->first_raw : 0;
+    } else if (!a->by_time) {
+        x = c->index - a->an.summary.first_index;
+    }
+    if (x > a->x)
+        a->x = x;
+    if (a->by_time)
+        a->an.summary.duration_us = a->x;
+}
+
+static void merge_points(at_analyzer *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < a->npoints; i += 2, n++) {
+        at_an_point p = a->points[i];
+        if (i + 1 < a->npoints) {
+            const at_an_point *q = &a->points[i + 1];
+            p.live_bytes = q->live_bytes;
+            if (q->max_live_bytes > p.max_live_bytes)
+                p.max_live_bytes = q->max_live_bytes;
+            p.allocations += q->allocations;
+            p.allocated_bytes += q->allocated_bytes;
+            p.releases += q->releases;
+        }
+        p.start = (uint64_t)n * a->width * 2;
+        a->points[n] = p;
+    }
+    a->npoints = n;
+    a->width *= 2;
+}
+
+/* The interval of the current call, opened (with the live total before the
+ * call) if it is new. */
+static at_an_point *current_point(at_analyzer *a)
+{
+    uint64_t b = a->x / a->width;
+    while (b >= AT_AN_MAX_POINTS) {
+        merge_points(a);
+        b = a->x / a->width;
+    }
+    while (a->npoints <= b) {
+        uint64_t live = a->live_bytes;
+        a->points[a->npoints] = (at_an_point){ .start = a->npoints * a->width,
+                                               .live_bytes = live, .max_live_bytes = live };
+        a->npoints++;
+    }
+    return &a->points[b];
+}
+
+/* ---- the calls ---------------------------------------------------------- */
+
+at_analyzer *at_analyzer_new(bool leaks_only)
+{
+    at_analyzer *a = at_xcalloc(1, sizeof *a);
+    a->leaks_only = leaks_only;
+    a->an.summary.leaks_only = leaks_only;
+    a->width = 1;
+    a->points = at_xcalloc(AT_AN_MAX_POINTS, sizeof *a->points);
+    for (int i = 0; i < NCTX; i++) {
+        a->ctx[i].bit = i ? 1u << (i - 1) : AT_AN_NO_CONTEXT;
+        a->ctx_tally[i].cost = &a->ctx[i].cost;
+    }
+    return a;
+}
+
+void at_analyzer_free(at_analyzer *a)
+{
+    if (!a)
+        return;
+    free(a->live);
+    free(a->sites);
+    free(a->site_tally);
+    free(a->site_of);
+    free(a->sizes);
+    free(a->points);
+    free(a->ctx_out);
+    free(a);
+}
+
+/* A block stops being live: released, or replaced by a new block of the
+ * same id. */
+static void drop_block(at_analyzer *a, live_block *b, bool temporary)
+{
+    tally_release(a, &a->site_tally[b->site], b->size, temporary);
+    unsigned slots[NCTX], n = context_slots(b->ctx, slots);
+    for (unsigned i = 0; i < n; i++)
+        tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary);
+    a->live_bytes -= b->size;
+    live_remove(a, b);
+}
+
+static void new_peak(at_analyzer *a, const at_call *c)
+{
+    at_an_peak *p = &a->an.peak;
+    p->bytes = a->live_bytes;
+    p->blocks = a->live_n;
+    p->index = c->index;
+    p->has_time = a->by_time;
+    p->time_us = a->by_time ? a->x : 0;
+    a->epoch++;
+}
+
+static void allocate(at_analyzer *a, const at_call *c)
+{
+    at_an_summary *s = &a->an.summary;
+    live_block *old = live_find(a, c->id);
+    if (old) {
+        s->reused_ids++;
+        drop_block(a, old, false);
+    }
+    s->allocations++;
+    s->allocated_bytes += c->size;
+    count_size(a, c->size);
+    uint32_t site = site_for(a, c);
+    tally_add(a, &a->site_tally[site], c->size);
+    unsigned slots[NCTX], n = context_slots(c->context, slots);
+    for (unsigned i = 0; i < n; i++)
+        tally_add(a, &a->ctx_tally[slots[i]], c->size);
+    if ((a->live_n + 1) * 2 > a->live_cap)
+        live_grow(a);
+    live_block *b = live_slot(a->live, a->live_cap, c->id);
+    *b = (live_block){ .id = c->id, .size = c->size, .site = site, .ctx = c->context,
+                       .used = true };
+    a->live_n++;
+    a->live_bytes += c->size;
+    if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
+        new_peak(a, c);
+    a->last_was_alloc = true;
+    a->last_alloc_id = c->id;
+}
+
+static void release(at_analyzer *a, const at_call *c)
+{
+    at_an_summary *s = &a->an.summary;
+    s->releases++;
+    unsigned slots[NCTX], n = context_slots(c->context, slots);
+    for (unsigned i = 0; i < n; i++)
+        a->ctx[slots[i]].releases++;
+    live_block *b = live_find(a, c->id);
+    if (!b) {
+        s->unknown_releases++;
+    } else {
+        bool temporary = a->last_was_alloc && a->last_alloc_id == c->id;
+        if (temporary)
+            s->temporary++;
+        drop_block(a, b, temporary);
+    }
+    a->last_was_alloc = false;
+}
+
+void at_analyzer_call(at_analyzer *a, const at_call *c)
+{
+    advance_clock(a, c);
+    at_an_point *p = a->leaks_only ? NULL : current_point(a);
+    if (c->is_alloc)
+        allocate(a, c);
+    else
+        release(a, c);
+    if (!p)
+        return;
+    p->live_bytes = a->live_bytes;
+    if (a->live_bytes > p->max_live_bytes)
+        p->max_live_bytes = a->live_bytes;
+    if (c->is_alloc) {
+        p->allocations++;
+        p->allocated_bytes += c->size;
+    } else {
+        p->releases++;
+    }
+}
+
+void at_analyzer_skip(at_analyzer *a)
+{
+    a->an.summary.other_calls++;
+}
+
+/* ---- the end ------------------------------------------------------------- */
+
+static int by_count(const void *x, const void *y)
+{
+    const at_an_size *a = x, *b = y;
+    if (a->count != b->count)
+        return a->count < b->count ? 1 : -1;
+    return (a->size > b->size) - (a->size < b->size);
+}
+
+/* The most frequent sizes: a bounded insertion into AT_AN_TOP_SIZES. */
+static void finish_sizes(at_analyzer *a)
+{
+    at_an_histogram *h = &a->an.histogram;
+    size_t n = 0;
+    for (size_t i = 0; i < a->sizes_cap; i++) {
+        if (!a->sizes[i].used)
+            continue;
+        at_an_size s = { a->sizes[i].size, a->sizes[i].count };
+        if (n == AT_AN_TOP_SIZES && by_count(&s, &a->top_sizes[n - 1]) >= 0)
+            continue;
+        size_t j = n < AT_AN_TOP_SIZES ? n++ : n - 1;
+        while (j > 0 && by_count(&s, &a->top_sizes[j - 1]) < 0) {
+            a->top_sizes[j] = a->top_sizes[j - 1];
+            j--;
+        }
+        a->top_sizes[j] = s;
+    }
+    h->top = a->top_sizes;
+    h->ntop = n;
+    h->distinct = a->sizes_n;
+}
+
+static void finish_tally(at_analyzer *a, tally *t)
+{
+    if (!a->leaks_only)
+        tally_touch(a, t);
+    t->cost->leaked = t->live;
+    t->cost->leaked_blocks = t->live_blocks;
+}
+
+const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
+{
+    if (a->finished)
+        return &a->an;
+    a->finished = true;
+    at_analysis *an = &a->an;
+    for (size_t i = 0; i < a->nsites; i++)
+        finish_tally(a, &a->site_tally[i]);
+    a->ctx_out = at_xcalloc(NCTX, sizeof *a->ctx_out);
+    for (int i = 0; i < NCTX; i++) {
+        finish_tally(a, &a->ctx_tally[i]);
+        at_an_context *c = &a->ctx[i];
+        if (!c->cost.calls && !c->releases)
+            continue;
+        if (i && t)
+            for (uint32_t k = 0; k < t->ncontexts; k++)
+                if (t->contexts[k].bit == c->bit)
+                    c->name = t->contexts[k].name;
+        a->ctx_out[an->ncontexts++] = *c;
+    }
+    an->contexts = a->ctx_out;
+    an->sites = a->sites;
+    an->nsites = a->nsites;
+    an->summary.leaked_bytes = a->live_bytes;
+    an->summary.leaked_blocks = a->live_n;
+    finish_sizes(a);
+    if (!a->leaks_only && a->npoints) {
+        an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,
+                                     .points = a->points, .n = a->npoints };
+    }
+    return an;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+uint64_t at_an_cost_get(const at_an_cost *c, at_an_key key)
+{
+    switch (key) {
+    case AT_AN_CALLS:
+        return c->calls;
+    case AT_AN_BYTES:
+        return c->bytes;
+    case AT_AN_PEAK:
+        return c->peak;
+    case AT_AN_TEMPORARY:
+        return c->temporary;
+    case AT_AN_LEAKED:
+        return c->leaked;
+    }
+    return 0;
+}
+
+const char *at_an_key_name(at_an_key key)
+{
+    static const char *const names[] = { "calls", "bytes", "peak", "temporary", "leaked" };
+    return (unsigned)key < 5 ? names[key] : "?";
+}
+
+static int rank_cmp(const void *x, const void *y, void *arg)
+{
+    const at_an_site *a = *(const at_an_site *const *)x, *b = *(const at_an_site *const *)y;
+    at_an_key key = *(const at_an_key *)arg;
+    uint64_t ka = at_an_cost_get(&a->cost, key), kb = at_an_cost_get(&b->cost, key);
+    if (ka != kb)
+        return ka < kb ? 1 : -1;
+    if (a->cost.bytes != b->cost.bytes)
+        return a->cost.bytes < b->cost.bytes ? 1 : -1;
+    return (a->first_index > b->first_index) - (a->first_index < b->first_index);
+}
+
+size_t at_an_rank(const at_analysis *an, at_an_key key, const at_an_site **out, size_t top)
+{
+    if (!top)
+        return 0;
+    const at_an_site **all = at_xcalloc(an->nsites ? an->nsites : 1, sizeof *all);
+    size_t n = 0;
+    for (size_t i = 0; i < an->nsites; i++)
+        if (at_an_cost_get(&an->sites[i].cost, key))
+            all[n++] = &an->sites[i];
+    qsort_r(all, n, sizeof *all, rank_cmp, &key);
+    if (n > top)
+        n = top;
+    memcpy(out, all, n * sizeof *out);
+    free(all);
+    return n;
+}

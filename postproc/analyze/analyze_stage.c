@@ -1,0 +1,143 @@
+/*
+ * postproc/analyze/analyze_stage.c: the analyses as the pipeline's last
+ * stage (analyze.h).
+ *
+ * Calls count when they are of the memory resource, or of the only
+ * resource when none or one is registered, as in export_stage.c.
+ *
+ * Order: the analyses need the calls in index order (peaks, temporaries
+ * and the series are about what came first). A plain trace arrives in that
+ * order and streams through. A compressed trace, or groups from -c, come
+ * group by group: those calls are kept in a compact form (no arguments, no
+ * copies of anything the trace owns) and replayed sorted by index at the
+ * end. That is the one case where memory grows with the calls; the
+ * leaks pairing stage does the same for the same reason.
+ */
+#include "analyze.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <alloctrace/format.h>
+
+typedef struct kept_call {
+    uint64_t index, size, id, time_us;
+    const at_stack *stack;
+    const char *name;
+    uint32_t context;
+    bool is_alloc, has_time;
+} kept_call;
+
+typedef struct analyze_stage {
+    at_stage stage;
+    at_trace *t;
+    at_diag *d;
+    at_an_output out;
+    void *arg;
+    at_analyzer *an;
+    kept_call *kept;
+    size_t nkept, ckept;
+} analyze_stage;
+
+static bool counted(const analyze_stage *s, const at_call *c)
+{
+    const at_resource *r = at_trace_resource(s->t, c->res);
+    return !r || s->t->nresources <= 1 || strcmp(r->name, AT_RES_MEMORY_NAME) == 0;
+}
+
+static at_analyzer *analyzer(analyze_stage *s)
+{
+    if (!s->an)
+        s->an = at_analyzer_new((s->t->header.filter & AT_F_LEAKS) != 0);
+    return s->an;
+}
+
+static void keep(analyze_stage *s, const at_call *c)
+{
+    if (s->nkept == s->ckept) {
+        s->ckept = s->ckept ? s->ckept * 2 : 4096;
+        s->kept = at_xreallocarray(s->kept, s->ckept, sizeof *s->kept);
+    }
+    s->kept[s->nkept++] = (kept_call){ .index = c->index, .size = c->size, .id = c->id,
+                                       .time_us = c->time_us, .stack = c->stack,
+                                       .name = c->name, .context = c->context,
+                                       .is_alloc = c->is_alloc, .has_time = c->has_time };
+}
+
+static void take(analyze_stage *s, const at_call *c, bool grouped)
+{
+    if (!counted(s, c)) {
+        at_analyzer_skip(analyzer(s));
+        return;
+    }
+    if (grouped || s->t->input_compressed)
+        keep(s, c);
+    else
+        at_analyzer_call(analyzer(s), c);
+}
+
+static void put(at_stage *self, const at_record *r)
+{
+    analyze_stage *s = (analyze_stage *)self;
+    if (r->kind == AT_REC_CALL)
+        take(s, r->u.call, false);
+    else if (r->kind == AT_REC_GROUP)
+        for (size_t i = 0; i < r->u.group->ncalls; i++)
+            take(s, r->u.group->calls[i], true);
+}
+
+static int by_index(const void *x, const void *y)
+{
+    const kept_call *a = x, *b = y;
+    return (a->index > b->index) - (a->index < b->index);
+}
+
+static void replay(analyze_stage *s)
+{
+    qsort(s->kept, s->nkept, sizeof *s->kept, by_index);
+    at_analyzer *a = analyzer(s);
+    for (size_t i = 0; i < s->nkept; i++) {
+        const kept_call *k = &s->kept[i];
+        at_call c = { .index = k->index, .context = k->context, .has_time = k->has_time,
+                      .time_us = k->time_us, .name = k->name, .is_alloc = k->is_alloc,
+                      .size = k->size, .id = k->id, .stack = k->stack };
+        at_analyzer_call(a, &c);
+    }
+    free(s->kept);
+    s->kept = NULL;
+    s->nkept = s->ckept = 0;
+}
+
+static void finish(at_stage *self)
+{
+    analyze_stage *s = (analyze_stage *)self;
+    replay(s);
+    const at_analysis *an = at_analyzer_finish(analyzer(s), s->t);
+    errno = 0;
+    if (s->out && s->out(s->arg, an, s->t) != 0 && !s->d->failed)
+        at_diag_error(s->d, AT_EXIT_FAIL, "writing the analysis: %s",
+                      strerror(errno ? errno : EIO));
+}
+
+at_stage *at_analyze_stage_new(at_trace *t, at_diag *d, at_an_output out, void *arg)
+{
+    analyze_stage *s = at_xcalloc(1, sizeof *s);
+    s->stage = (at_stage){ .put = put, .finish = finish, .next = NULL };
+    s->t = t;
+    s->d = d;
+    s->out = out;
+    s->arg = arg;
+    return &s->stage;
+}
+
+void at_analyze_stage_free(at_stage *self)
+{
+    analyze_stage *s = (analyze_stage *)self;
+    if (!s)
+        return;
+    at_analyzer_free(s->an);
+    free(s->kept);
+    free(s);
+}

@@ -1,0 +1,55 @@
+/*
+ * postproc/analyze/outputs.h: what alloctrace-postproc prints from an
+ * analysis (analyze.h): the terminal report (--format report), the JSON
+ * stats (--format stats) and the comparison of two runs (--diff). The
+ * field names and the layout are documented in docs/exports.md.
+ */
+#ifndef AT_AN_OUTPUTS_H
+#define AT_AN_OUTPUTS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analyze.h"
+#include "frame.h"
+
+/* The report: totals, peak, temporaries, memory over time, sizes,
+ * contexts, then the top `top` sites by peak, bytes, calls, temporaries
+ * and leaks, each with its frames up to main. Returns 0 or -1 (errno). */
+int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned top);
+
+/* The same numbers as one JSON object. Returns 0 or -1 (errno). */
+int at_an_write_stats(FILE *out, const at_analysis *an, at_trace *t, unsigned top);
+
+/* The frames of a site worth showing: innermost first, cut after main
+ * (at_gate_frames_to_main). Fills infos (stack->nframes + 1 of them) and
+ * returns how many to show. */
+uint32_t at_an_site_frames(const at_an_site *s, at_trace *t, at_frame_info *infos);
+
+/* Human sizes: "1.5 MiB", "512 B" into buf (at least 32 bytes). */
+const char *at_an_human(uint64_t bytes, char *buf, size_t len);
+
+/* An at_an_output (analyze.h) that prints the report or the stats to a
+ * copy of fd, so the caller keeps its own. */
+typedef struct at_an_print_opts {
+    int fd;
+    bool stats;   /* --format stats, else the report */
+    unsigned top; /* --top */
+} at_an_print_opts;
+int at_an_print(void *opts, const at_analysis *an, at_trace *t);
+
+/* --diff: compares the analyses of two runs. A site's key is its frames'
+ * functions and file names from main inwards (at_baseline_key), so two
+ * builds of one program compare; sites of one key are summed. */
+typedef struct at_an_diff at_an_diff;
+
+at_an_diff *at_an_diff_new(void);
+void at_an_diff_free(at_an_diff *d);
+/* Adds a run: which is 0 for OLD, 1 for NEW. */
+void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t);
+/* The comparison, the top `top` changed sites by their largest change.
+ * Returns 0 or -1 (errno). */
+int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
+                     unsigned top);
+
+#endif

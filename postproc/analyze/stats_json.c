@@ -1,0 +1,240 @@
+/*
+ * postproc/analyze/stats_json.c: --format stats, the analyses as one JSON
+ * object for scripts and CI (outputs.h; names in docs/exports.md).
+ *
+ * Numbers are JSON integers, exact up to 2^64 (jq and Python read them
+ * whole). What a trace cannot say is null, never 0: a leaks-only trace has
+ * no peak, no temporaries and no series; a trace without times has no
+ * peak time. Names are bytes: a byte that is not valid UTF-8 is written as
+ * the code point of the same number, so the document always parses.
+ */
+#include "outputs.h"
+#include "gate.h"
+#include "xalloc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void str(FILE *f, const char *s)
+{
+    if (!s) {
+        fputs("null", f);
+        return;
+    }
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        size_t n = *c >= 0x80 ? at_gate_utf8_len(c) : 0;
+        if (*c == '"' || *c == '\\')
+            fprintf(f, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f)
+            fprintf(f, "\\u%04x", *c);
+        else if (*c < 0x80)
+            fputc(*c, f);
+        else if (n) {
+            fwrite(c, 1, n, f);
+            c += n - 1;
+        } else
+            fprintf(f, "\\u%04x", *c);
+    }
+    fputc('"', f);
+}
+
+static const char *known(const char *s)
+{
+    return strcmp(s, AT_UNKNOWN) == 0 ? NULL : s;
+}
+
+static void u64(FILE *f, const char *key, uint64_t v, bool comma)
+{
+    fprintf(f, "\"%s\": %" PRIu64 "%s", key, v, comma ? ", " : "");
+}
+
+static void cost(FILE *f, const at_an_cost *c, bool leaks_only)
+{
+    u64(f, "calls", c->calls, true);
+    u64(f, "bytes", c->bytes, true);
+    if (leaks_only) {
+        fputs("\"peak\": null, \"peak_blocks\": null, \"temporary\": null, ", f);
+    } else {
+        u64(f, "peak", c->peak, true);
+        u64(f, "peak_blocks", c->peak_blocks, true);
+        u64(f, "temporary", c->temporary, true);
+    }
+    u64(f, "leaked", c->leaked, true);
+    u64(f, "leaked_blocks", c->leaked_blocks, false);
+}
+
+static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only)
+{
+    fputs("{", f);
+    cost(f, &s->cost, leaks_only);
+    fputs(", \"alloc_fn\": ", f);
+    str(f, s->alloc_fn);
+    fputs(", \"frames\": [", f);
+    at_frame_info *infos = at_xcalloc(s->stack->nframes + 1, sizeof *infos);
+    uint32_t n = at_an_site_frames(s, t, infos);
+    for (uint32_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"address\": \"0x%" PRIx64 "\", \"function\": ", i ? ", " : "",
+                infos[i].addr);
+        str(f, known(infos[i].function));
+        fputs(", \"file\": ", f);
+        str(f, known(infos[i].file));
+        fputs(", \"line\": ", f);
+        if (infos[i].line)
+            fprintf(f, "%u", infos[i].line);
+        else
+            fputs("null", f);
+        fputs(", \"module\": ", f);
+        str(f, known(infos[i].module));
+        fputs("}", f);
+    }
+    free(infos);
+    fputs("]}", f);
+}
+
+static void summary(FILE *f, const at_analysis *an)
+{
+    const at_an_summary *s = &an->summary;
+    bool lo = s->leaks_only;
+    u64(f, "allocations", s->allocations, true);
+    if (lo)
+        fputs("\"releases\": null, ", f);
+    else
+        u64(f, "releases", s->releases, true);
+    u64(f, "allocated_bytes", s->allocated_bytes, true);
+    if (lo)
+        fputs("\"temporary_allocations\": null, ", f);
+    else
+        u64(f, "temporary_allocations", s->temporary, true);
+    u64(f, "leaked_bytes", s->leaked_bytes, true);
+    u64(f, "leaked_blocks", s->leaked_blocks, true);
+    u64(f, "unknown_releases", s->unknown_releases, true);
+    u64(f, "lost_releases", s->reused_ids, true);
+    u64(f, "other_resource_calls", s->other_calls, true);
+    u64(f, "first_index", s->first_index, true);
+    u64(f, "last_index", s->last_index, true);
+    fprintf(f, "\"leaks_only\": %s, ", lo ? "true" : "false");
+    if (s->has_time)
+        u64(f, "duration_us", s->duration_us, true);
+    else
+        fputs("\"duration_us\": null, ", f);
+    if (lo || an->peak.index == 0) {
+        fputs("\"peak\": null, ", f);
+    } else {
+        fputs("\"peak\": {", f);
+        u64(f, "bytes", an->peak.bytes, true);
+        u64(f, "blocks", an->peak.blocks, true);
+        u64(f, "index", an->peak.index, true);
+        if (an->peak.has_time)
+            u64(f, "time_us", an->peak.time_us, false);
+        else
+            fputs("\"time_us\": null", f);
+        fputs("}, ", f);
+    }
+}
+
+static void histogram(FILE *f, const at_an_histogram *h)
+{
+    fputs("\"histogram\": {\"classes\": [", f);
+    bool first = true;
+    for (unsigned c = 0; c < AT_AN_CLASSES; c++) {
+        if (!h->count[c])
+            continue;
+        fprintf(f, "%s{", first ? "" : ", ");
+        first = false;
+        u64(f, "min", at_an_class_min(c), true);
+        if (c == 0)
+            u64(f, "max", 0, true);
+        else
+            u64(f, "max", c < 64 ? at_an_class_min(c + 1) - 1 : UINT64_MAX, true);
+        u64(f, "count", h->count[c], true);
+        u64(f, "bytes", h->bytes[c], false);
+        fputs("}", f);
+    }
+    fputs("], \"top_sizes\": [", f);
+    for (size_t i = 0; i < h->ntop; i++)
+        fprintf(f, "%s{\"size\": %" PRIu64 ", \"count\": %" PRIu64 "}", i ? ", " : "",
+                h->top[i].size, h->top[i].count);
+    fprintf(f, "], \"distinct_sizes\": %zu}, ", h->distinct);
+}
+
+static void series(FILE *f, const at_an_series *se)
+{
+    if (se->n == 0) {
+        fputs("\"series\": null, ", f);
+        return;
+    }
+    fprintf(f, "\"series\": {\"axis\": \"%s\", ", se->by_time ? "time_us" : "index");
+    u64(f, "width", se->width, false);
+    fputs(", \"points\": [", f);
+    for (size_t i = 0; i < se->n; i++) {
+        const at_an_point *p = &se->points[i];
+        fprintf(f, "%s{", i ? ", " : "");
+        u64(f, "start", p->start, true);
+        u64(f, "live_bytes", p->live_bytes, true);
+        u64(f, "max_live_bytes", p->max_live_bytes, true);
+        u64(f, "allocations", p->allocations, true);
+        u64(f, "allocated_bytes", p->allocated_bytes, true);
+        u64(f, "releases", p->releases, false);
+        fputs("}", f);
+    }
+    fputs("]}, ", f);
+}
+
+static void contexts(FILE *f, const at_analysis *an)
+{
+    fputs("\"contexts\": [", f);
+    for (size_t i = 0; i < an->ncontexts; i++) {
+        const at_an_context *c = &an->contexts[i];
+        fprintf(f, "%s{\"bit\": %u, \"name\": ", i ? ", " : "", c->bit);
+        str(f, c->name);
+        fputs(", ", f);
+        u64(f, "releases", c->releases, true);
+        cost(f, &c->cost, an->summary.leaks_only);
+        fputs("}", f);
+    }
+    fputs("], ", f);
+}
+
+static void tops(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
+{
+    static const at_an_key keys[] = { AT_AN_CALLS, AT_AN_BYTES, AT_AN_PEAK, AT_AN_TEMPORARY,
+                                      AT_AN_LEAKED };
+    const at_an_site **v = at_xcalloc(top ? top : 1, sizeof *v);
+    fprintf(f, "\"sites\": %zu, \"top\": {", an->nsites);
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        fprintf(f, "%s\"%s\": ", k ? ", " : "", at_an_key_name(keys[k]));
+        bool none = an->summary.leaks_only && keys[k] != AT_AN_LEAKED && keys[k] != AT_AN_CALLS &&
+                    keys[k] != AT_AN_BYTES;
+        if (none) {
+            fputs("null", f);
+            continue;
+        }
+        size_t n = at_an_rank(an, keys[k], v, top);
+        fputs("[", f);
+        for (size_t i = 0; i < n; i++) {
+            fputs(i ? ", " : "", f);
+            site(f, v[i], t, an->summary.leaks_only);
+        }
+        fputs("]", f);
+    }
+    fputs("}", f);
+    free(v);
+}
+
+int at_an_write_stats(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
+{
+    fputs("{\"process\": ", f);
+    str(f, t->header.process);
+    fputs(", \"pid\": ", f);
+    str(f, t->header.pid);
+    fputs(", ", f);
+    summary(f, an);
+    histogram(f, &an->histogram);
+    series(f, &an->series);
+    contexts(f, an);
+    tops(f, an, t, top);
+    fputs("}\n", f);
+    return ferror(f) ? -1 : 0;
+}
