@@ -96,6 +96,8 @@ static int by_index(const void *x, const void *y)
 
 static void replay(analyze_stage *s)
 {
+    if (!s->nkept)
+        return;
     qsort(s->kept, s->nkept, sizeof *s->kept, by_index);
     at_analyzer *a = analyzer(s);
     for (size_t i = 0; i < s->nkept; i++) {
