@@ -60,6 +60,9 @@ typedef struct options {
     at_export_opts export_opts; /* format, --cost, --top */
     bool cost_given, top_given;
     at_an_print_opts print_opts; /* report and stats: filled by build_pipeline */
+    const char *diff_old;        /* --diff OLD: compare with the input */
+    at_an_output analysis_out;   /* --diff: where each run's analysis goes */
+    void *analysis_arg;
 } options;
 
 enum {
@@ -80,6 +83,7 @@ enum {
     OPT_FORMAT,
     OPT_COST,
     OPT_TOP,
+    OPT_DIFF,
 };
 
 static const struct option long_options[] = {
@@ -111,6 +115,7 @@ static const struct option long_options[] = {
     { "format", required_argument, NULL, OPT_FORMAT },
     { "cost", required_argument, NULL, OPT_COST },
     { "top", required_argument, NULL, OPT_TOP },
+    { "diff", required_argument, NULL, OPT_DIFF },
     { NULL, 0, NULL, 0 },
 };
 
@@ -119,6 +124,7 @@ static const char short_options[] = "lcs:b:C:R:o:qhVr";
 static void usage(FILE *f)
 {
     fputs("usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
+          "       " AT_PROGRAM " --diff OLD [OPTIONS] NEW\n"
           "Reads an alloctrace (or sp-rtrace 2.0) text trace from INPUT (default: stdin)\n"
           "and writes it back, filtered, in normal form.\n"
           "\n"
@@ -165,6 +171,10 @@ static void usage(FILE *f)
           "      --cost bytes|blocks     with --format folded: the cost (default bytes)\n"
           "      --top N                 with --format report or stats: sites shown per\n"
           "                              ranking (10)\n"
+          "      --diff OLD              compare trace OLD with INPUT (NEW): totals, and the\n"
+          "                              sites that grew or shrank in calls, bytes, peak\n"
+          "                              and leaks, matched by function and file from main\n"
+          "                              inwards (use -r on unresolved traces); --top N\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -301,6 +311,9 @@ static void parse_options(int argc, char **argv, options *o)
                 option_error("--cost: expected bytes or blocks, not '%s'", optarg);
             o->cost_given = true;
             break;
+        case OPT_DIFF:
+            o->diff_old = optarg;
+            break;
         case OPT_TOP:
             o->export_opts.top = (unsigned)parse_number("--top", optarg, 1u << 20);
             o->top_given = true;
@@ -328,8 +341,13 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
     if (o->cost_given && o->export_opts.format != AT_FORMAT_FOLDED)
         option_error("%s needs --format folded", "--cost");
-    if (o->top_given && !at_format_analysed(o->export_opts.format))
-        option_error("%s needs --format report or stats", "--top");
+    if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT)
+        option_error("%s prints its own comparison; drop --format", "--diff");
+    if (o->diff_old && (!o->input || strcmp(o->input, "-") == 0) &&
+        strcmp(o->diff_old, "-") == 0)
+        option_error("%s: OLD and NEW cannot both be stdin", "--diff");
+    if (o->top_given && !at_format_analysed(o->export_opts.format) && !o->diff_old)
+        option_error("%s needs --format report or stats, or --diff", "--top");
     if (o->check_filters && !at_filter_opts_active(&o->filter))
         option_error("%s needs --filter, --filter-file, --exclude-filter or --suppressions",
                      "--check-filters");
@@ -362,10 +380,13 @@ static at_stage *push(pipeline *p, at_stage *s, void (*free_fn)(at_stage *))
 static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int out_fd)
 {
     memset(p, 0, sizeof *p);
-    bool analysed = at_format_analysed(o->export_opts.format);
+    bool analysed = at_format_analysed(o->export_opts.format) || o->analysis_out;
 
     /* write, analyse or export, as --format asks */
-    if (analysed) {
+    if (o->analysis_out) {
+        push(p, at_analyze_stage_new(t, d, o->analysis_out, o->analysis_arg),
+             at_analyze_stage_free);
+    } else if (analysed) {
         o->print_opts = (at_an_print_opts){ .fd = out_fd, .top = o->export_opts.top,
                                             .stats = o->export_opts.format == AT_FORMAT_STATS };
         push(p, at_analyze_stage_new(t, d, at_an_print, &o->print_opts), at_analyze_stage_free);
@@ -424,6 +445,91 @@ static void progress(void *arg, uint64_t bytes)
             (unsigned)(total ? bytes * 100 / total : 0));
 }
 
+/* One input through the pipeline to out_fd. Returns the exit status. */
+static int run(options *o, const char *input, int out_fd)
+{
+    bool from_stdin = !input || strcmp(input, "-") == 0;
+    at_diag diag;
+    at_diag_init(&diag, from_stdin ? "<stdin>" : input);
+    diag.quiet = o->quiet;
+    diag.strict = o->strict;
+
+    int in_fd = 0;
+    if (!from_stdin && (in_fd = open(input, O_RDONLY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, AT_PROGRAM ": %s: %s\n", input, strerror(errno));
+        return AT_EXIT_USAGE;
+    }
+    at_trace *t = at_trace_new();
+    pipeline p;
+    int status = AT_EXIT_OK;
+    if (build_pipeline(&p, o, t, &diag, out_fd) != 0) {
+        status = diag.failed ? diag.status : AT_EXIT_USAGE;
+    } else {
+        /* Progress only for a large input and when someone watches. */
+        at_read_opts ropts = { 0 };
+        struct stat st;
+        uint64_t in_size = 0;
+        if (!o->quiet && isatty(2) && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_size > (off_t)(256u << 20)) {
+            in_size = (uint64_t)st.st_size;
+            ropts.progress = progress;
+            ropts.progress_arg = &in_size;
+        }
+        if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
+            at_stage_finish(p.head);
+        if (ropts.progress)
+            fputc('\n', stderr);
+        if (diag.failed)
+            status = diag.status;
+    }
+    free_pipeline(&p);
+    at_trace_free(t);
+    if (in_fd != 0)
+        close(in_fd);
+    return status;
+}
+
+/* --diff: the comparison, and which run is being read (0 OLD, 1 NEW). */
+typedef struct diff_run {
+    at_an_diff *d;
+    int which;
+} diff_run;
+
+static int add_to_diff(void *arg, const at_analysis *an, at_trace *t)
+{
+    diff_run *r = arg;
+    at_an_diff_add(r->d, r->which, an, t);
+    return 0;
+}
+
+/* --diff OLD NEW: both runs through the same stages, then the comparison. */
+static int run_diff(options *o, int out_fd)
+{
+    diff_run r = { at_an_diff_new(), 0 };
+    o->analysis_out = add_to_diff;
+    o->analysis_arg = &r;
+    const char *new_name = o->input && strcmp(o->input, "-") != 0 ? o->input : "<stdin>";
+    int status = run(o, o->diff_old, out_fd);
+    if (status == AT_EXIT_OK) {
+        r.which = 1;
+        status = run(o, o->input, out_fd);
+    }
+    if (status == AT_EXIT_OK) {
+        int fd = dup(out_fd);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        int rc = f ? at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top) : -1;
+        if ((f && fclose(f) != 0) || rc != 0) {
+            fprintf(stderr, AT_PROGRAM ": %s: %s\n", o->output ? o->output : "<stdout>",
+                    strerror(errno));
+            status = AT_EXIT_FAIL;
+        }
+        if (!f && fd >= 0)
+            close(fd);
+    }
+    at_an_diff_free(r.d);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     /* The leak gate has its own options and reads many traces. */
@@ -439,16 +545,17 @@ int main(int argc, char **argv)
         return AT_EXIT_OK;
     }
 
-    bool from_stdin = !o.input || strcmp(o.input, "-") == 0;
-    at_diag diag;
-    at_diag_init(&diag, from_stdin ? "<stdin>" : o.input);
-    diag.quiet = o.quiet;
-    diag.strict = o.strict;
-
-    int in_fd = 0;
-    if (!from_stdin && (in_fd = open(o.input, O_RDONLY | O_CLOEXEC)) < 0) {
-        fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.input, strerror(errno));
-        return AT_EXIT_USAGE;
+    /* A missing input is said before -o creates or truncates anything. */
+    const char *inputs[] = { o.diff_old, o.input };
+    for (int i = 0; i < 2; i++) {
+        int fd = inputs[i] && strcmp(inputs[i], "-") != 0 ? open(inputs[i], O_RDONLY | O_CLOEXEC)
+                                                           : 0;
+        if (fd < 0) {
+            fprintf(stderr, AT_PROGRAM ": %s: %s\n", inputs[i], strerror(errno));
+            return AT_EXIT_USAGE;
+        }
+        if (fd > 0)
+            close(fd);
     }
     int out_fd = 1;
     if (o.output && strcmp(o.output, "-") != 0 &&
@@ -456,40 +563,13 @@ int main(int argc, char **argv)
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
         return AT_EXIT_FAIL;
     }
-
-    at_trace *t = at_trace_new();
-    pipeline p;
-    int status = AT_EXIT_OK;
-    if (build_pipeline(&p, &o, t, &diag, out_fd) != 0) {
-        status = diag.failed ? diag.status : AT_EXIT_USAGE;
-    } else {
-        /* Progress only for a large input and when someone watches. */
-        at_read_opts ropts = { 0 };
-        struct stat st;
-        uint64_t in_size = 0;
-        if (!o.quiet && isatty(2) && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            st.st_size > (off_t)(256u << 20)) {
-            in_size = (uint64_t)st.st_size;
-            ropts.progress = progress;
-            ropts.progress_arg = &in_size;
-        }
-        if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
-            at_stage_finish(p.head);
-        if (ropts.progress)
-            fputc('\n', stderr);
-        if (diag.failed)
-            status = diag.status;
-    }
-    free_pipeline(&p);
+    int status = o.diff_old ? run_diff(&o, out_fd) : run(&o, o.input, out_fd);
     free((void *)o.resolve_opts.debug_dirs);
     free((void *)o.resolve_opts.cache_dir);
     at_filter_opts_free(&o.filter);
-    at_trace_free(t);
     if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
         status = AT_EXIT_FAIL;
     }
-    if (in_fd != 0)
-        close(in_fd);
     return status;
 }
