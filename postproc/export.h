@@ -1,8 +1,9 @@
 /*
  * postproc/export.h: allocation profiles and the formats people read them
  * in (shared/spec/EXPORTS.md): Callgrind (KCachegrind, callgrind_annotate),
- * webgrind's preprocessed file, folded stacks (flame graphs) and a plain
- * text report.
+ * webgrind's preprocessed file and folded stacks (flame graphs). The
+ * terminal report and the JSON stats come from the analyses instead
+ * (analyze/analyze.h).
  *
  * Exports consume samples, not trace records, so they do not depend on how
  * the trace was read: a sample is one allocation (or one leak) with its
@@ -89,14 +90,6 @@ int at_webgrind_preprocess(const char *text, size_t len, unsigned char **out, si
 /* Folded stacks: "main;parse;xstrdup;malloc 1536", outermost first, one
  * line per distinct stack, in order of first appearance. */
 int at_export_folded(FILE *out, const at_profile *p, at_cost cost);
-
-/* The terminal report: totals, then the top `top` allocation sites and the
- * top `top` leaks by bytes with their stacks. allocs is NULL when the trace
- * holds only leaks, leaks NULL when leaks were not computed. maps and arena
- * as for at_profile_build. */
-int at_export_report(FILE *out, const at_profile *allocs, const at_profile *leaks,
-                     const at_export_meta *meta, unsigned top, const at_maps *maps,
-                     at_stack_table *arena);
 
 /* Default file names: "cachegrind.out.PROCESS.PID" and the same with
  * ".webgrind" (PROCESS is the base name of the process, made safe for a

@@ -4,11 +4,9 @@
  *
  * Samples are the allocations of the memory resource (or of the only
  * resource when none is registered) that reach this stage, one per call,
- * also inside compressed groups, so KiB rounding stays per block. For the
- * report of a trace that was not leak-filtered, releases are paired with
- * their allocations here too (by resource and id, in order), so the report
- * can show leaks next to the allocation sites; the leaks stage does the
- * same pairing when -l is given, and then the samples already are leaks.
+ * also inside compressed groups, so KiB rounding stays per block. The
+ * report and the stats are not exports of samples: they are printed from
+ * the analyses (analyze/analyze.h), which need every call in index order.
  */
 #include "export_stage.h"
 #include "xalloc.h"
@@ -20,13 +18,6 @@
 
 #include <alloctrace/format.h>
 
-typedef struct live_slot {
-    uint64_t id;
-    uint32_t res;
-    uint32_t used; /* 0 empty, 1 live, 2 deleted */
-    size_t sample;
-} live_slot;
-
 typedef struct exporter {
     at_stage stage;
     at_export_opts o;
@@ -34,9 +25,6 @@ typedef struct exporter {
     at_diag *d;
     at_sample *samples;
     size_t n, cap;
-    bool *freed;       /* per sample, for the report's leaks */
-    live_slot *live;   /* open addressing on (res, id) */
-    size_t live_cap, live_used;
 } exporter;
 
 int at_format_parse(const char *s, at_format *f)
@@ -67,48 +55,6 @@ int at_cost_parse(const char *s, at_cost *c)
     return 0;
 }
 
-static bool pairing(const exporter *e)
-{
-    return e->o.format == AT_FORMAT_REPORT;
-}
-
-static uint64_t slot_hash(uint32_t res, uint64_t id)
-{
-    uint64_t h = (id ^ ((uint64_t)res << 56)) * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
-static live_slot *live_find(exporter *e, uint32_t res, uint64_t id, bool insert)
-{
-    if (insert && (e->live_used + 1) * 2 > e->live_cap) {
-        live_slot *old = e->live;
-        size_t ocap = e->live_cap;
-        e->live_cap = ocap ? ocap * 2 : 1024;
-        e->live = calloc(e->live_cap, sizeof *e->live);
-        if (!e->live)
-            at_oom();
-        e->live_used = 0;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i].used == 1) {
-                *live_find(e, old[i].res, old[i].id, true) = old[i];
-                e->live_used++;
-            }
-        free(old);
-    }
-    if (!e->live_cap)
-        return NULL;
-    live_slot *tomb = NULL;
-    for (size_t i = slot_hash(res, id) & (e->live_cap - 1);; i = (i + 1) & (e->live_cap - 1)) {
-        live_slot *s = &e->live[i];
-        if (s->used == 0)
-            return insert ? (tomb ? tomb : s) : NULL;
-        if (s->used == 2 && !tomb)
-            tomb = s;
-        if (s->used == 1 && s->id == id && s->res == res)
-            return s;
-    }
-}
-
 static bool counted(const exporter *e, const at_call *c)
 {
     const at_resource *r = at_trace_resource(e->t, c->res);
@@ -119,31 +65,13 @@ static void take(exporter *e, const at_call *c)
 {
     if (!counted(e, c))
         return;
-    if (!c->is_alloc) {
-        live_slot *s = pairing(e) ? live_find(e, c->res, c->id, false) : NULL;
-        if (s) {
-            e->freed[s->sample] = true;
-            s->used = 2;
-        }
+    if (!c->is_alloc)
         return;
-    }
     if (e->n == e->cap) {
         e->cap = e->cap ? e->cap * 2 : 4096;
         e->samples = at_xrealloc(e->samples, e->cap * sizeof *e->samples);
-        if (pairing(e))
-            e->freed = at_xrealloc(e->freed, e->cap * sizeof *e->freed);
     }
-    e->samples[e->n] = (at_sample){ c->stack, c->name, c->size, 1 };
-    if (pairing(e)) {
-        e->freed[e->n] = false;
-        live_slot *s = live_find(e, c->res, c->id, true);
-        if (s->used == 1) /* a second allocation of a live id: the first is lost */
-            e->freed[s->sample] = false;
-        else
-            e->live_used++;
-        *s = (live_slot){ .id = c->id, .res = c->res, .used = 1, .sample = e->n };
-    }
-    e->n++;
+    e->samples[e->n++] = (at_sample){ c->stack, c->name, c->size, 1 };
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -231,28 +159,6 @@ static void write_callgrind_files(exporter *e, const at_profile *p, const at_exp
     free(cg_name);
 }
 
-static void write_report(exporter *e, FILE *f, const at_profile *p, const at_export_meta *m)
-{
-    const at_maps *maps = e->t->maps;
-    if (m->leaks) {
-        errno = 0;
-        close_out(e, f, out_name(e), at_export_report(f, NULL, p, m, e->o.top, maps, e->t->stacks),
-                  false);
-        return;
-    }
-    size_t nl = 0;
-    at_sample *leaks = at_xrealloc(NULL, (e->n ? e->n : 1) * sizeof *leaks);
-    for (size_t i = 0; i < e->n; i++)
-        if (!e->freed[i])
-            leaks[nl++] = e->samples[i];
-    at_profile *lp = at_profile_build(leaks, nl, maps, e->t->stacks);
-    errno = 0;
-    int rc = at_export_report(f, p, lp, m, e->o.top, maps, e->t->stacks);
-    close_out(e, f, out_name(e), rc, false);
-    at_profile_free(lp);
-    free(leaks);
-}
-
 static void finish(at_stage *self)
 {
     exporter *e = (exporter *)self;
@@ -264,11 +170,9 @@ static void finish(at_stage *self)
         write_callgrind_files(e, p, &m);
     } else {
         FILE *f = fd_out(e);
-        if (f && e->o.format == AT_FORMAT_FOLDED) {
+        if (f) {
             errno = 0;
             close_out(e, f, out_name(e), at_export_folded(f, p, e->o.cost), false);
-        } else if (f) {
-            write_report(e, f, p, &m);
         }
     }
     at_profile_free(p);
@@ -292,7 +196,5 @@ void at_export_stage_free(at_stage *s)
     if (!e)
         return;
     free(e->samples);
-    free(e->freed);
-    free(e->live);
     free(e);
 }

@@ -1,6 +1,6 @@
 /*
  * postproc/profile.h: the cost graph behind export.h, shared by the export
- * writers (callgrind.c, folded.c, report.c) and built by profile.c. Not for
+ * writers (callgrind.c, webgrind.c, folded.c) and built by profile.c. Not for
  * other stages: they see only export.h.
  *
  * Functions are numbered in order of first appearance (per path: the

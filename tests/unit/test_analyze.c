@@ -493,6 +493,64 @@ static void sites_rank_by_each_cost_largest_first(void **state)
     done(r);
 }
 
+static void the_report_names_module_only_and_unresolved_frames(void **state)
+{
+    (void)state;
+    run *r = analyse(HDR "1. malloc(8) = 0x1\n\t0x1000 helper() from /usr/lib/libx.so.1\n"
+                         "\t0x1010\n\n",
+                     false, false);
+    /* "from MODULE", as the trace format and the gate say it; an address
+     * where no name is known. */
+    assert_true(has(r->report, "   1. 8 B (8 bytes) in 1 blocks by malloc\n"
+                               "        helper from /usr/lib/libx.so.1\n"
+                               "        0x1010\n"));
+    assert_true(has(r->stats, "\"frames\": [{\"address\": \"0x1000\", \"function\": \"helper\", "
+                              "\"file\": null, \"line\": null, \"module\": \"/usr/lib/libx.so.1\"}, "));
+    done(r);
+}
+
+/* Two builds: other addresses, lines and directories, the same functions
+ * and file names. a() grew by 50 bytes in one more call and leaks them;
+ * b() is gone; c() is new. */
+static void a_diff_matches_sites_by_function_and_file_across_builds(void **state)
+{
+    (void)state;
+    run *old = analyse(HDR "1. malloc(100) = 0x1\n\t0xa1 a() at /v1/a.c:1\n\t0xf0 main() at /v1/m.c:9\n\n"
+                           "2. free(0x1)\n\n"
+                           "3. malloc(7) = 0x2\n" B,
+                       false, false);
+    run *new = analyse(HDR "1. malloc(100) = 0x1\n\t0x5a1 a() at /v2/a.c:3\n\t0x5f0 main() at /v2/m.c:12\n\n"
+                           "2. free(0x1)\n\n"
+                           "3. malloc(50) = 0x2\n\t0x5a2 a() at /v2/a.c:4\n\t0x5f0 main() at /v2/m.c:13\n\n"
+                           "4. malloc(9) = 0x3\n" C,
+                       false, false);
+    at_an_diff *d = at_an_diff_new();
+    at_an_diff_add(d, 0, old->an, old->t);
+    at_an_diff_add(d, 1, new->an, new->t);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_int_equal(at_an_diff_write(f, d, "old.trace", "new.trace", 10), 0);
+    fclose(f);
+    assert_true(has(text, "  allocations                     2              3             +1 (+50.0%)\n"
+                          "  allocated bytes               107            159            +52 (+48.6%)\n"
+                          "  peak bytes                    100            100             +0 (+0.0%)\n"));
+    assert_true(has(text, "sites that changed: 3 of 3 (1 grew, 0 shrank, 1 new, 1 gone); "
+                          "top 3 by the largest change:\n"
+                          "   1. bytes +50, calls +1, peak +0, leaked +50\n"
+                          "        now 150 bytes in 2 calls, 100 at the peak, 50 leaked\n"
+                          "        main@m.c -> a@a.c\n"
+                          "   2. bytes +9, calls +1, peak +0, leaked +9 [new]\n"
+                          "        now 9 bytes in 1 calls, 0 at the peak, 9 leaked\n"
+                          "        main@m.c -> c@c.c\n"
+                          "   3. bytes -7, calls -1, peak +0, leaked -7 [gone]\n"));
+    assert_null(strstr(text, "note:"));
+    free(text);
+    at_an_diff_free(d);
+    done(new);
+    done(old);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -510,6 +568,8 @@ int main(void)
         cmocka_unit_test(the_series_stays_bounded_and_keeps_every_call),
         cmocka_unit_test(times_across_midnight_keep_counting_forward),
         cmocka_unit_test(sites_rank_by_each_cost_largest_first),
+        cmocka_unit_test(the_report_names_module_only_and_unresolved_frames),
+        cmocka_unit_test(a_diff_matches_sites_by_function_and_file_across_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

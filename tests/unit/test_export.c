@@ -1,5 +1,5 @@
-/* tests/unit/test_export.c: the cost graph and the Callgrind, webgrind,
- * folded and report exports, on samples built here with known stacks. */
+/* tests/unit/test_export.c: the cost graph and the Callgrind, webgrind
+ * and folded exports, on samples built here with known stacks. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -523,76 +523,6 @@ static void folded_lists_each_stack_outermost_first(void **state)
     at_stacks_free(t);
 }
 
-static void report_shows_totals_and_top_sites_with_stacks(void **state)
-{
-    (void)state;
-    at_stack_table *t = at_stacks_new();
-    const at_stack *s = stack_of(t, config_stack, 3);
-    const char *const load[] = { "load() at /src/io.c:40", "main() at /home/u/app/src/main.c:7" };
-    const at_stack *s2 = stack_of(t, load, 2);
-    at_frame raw[] = { { 0xabc, NULL } };
-    const at_stack *s3 = at_stacks_intern(t, raw, 1);
-    at_sample all[] = { { s, "malloc", 512, 1 }, { s2, "calloc", 4096, 1 }, { s, "malloc", 512, 1 },
-                        { s3, "malloc", 1, 1 } };
-    at_sample leaked[] = { { s, "malloc", 512, 1 } };
-    at_profile *a = at_profile_build(all, 4, NULL, t);
-    at_profile *l = at_profile_build(leaked, 1, NULL, t);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(at_export_report(f, a, l, &leak_meta, 2, NULL, t), 0);
-    fclose(f);
-    assert_string_equal(text, "alloctrace report: ./server, pid 4242\n"
-                              "allocations: 4 blocks, 5121 bytes\n"
-                              "leaks: 1 blocks, 512 bytes\n"
-                              "\ntop 2 allocation sites by bytes (of 3):\n"
-                              "   1. 4096 bytes in 1 blocks (80.0%) by calloc\n"
-                              "        load at /src/io.c:40\n"
-                              "        main at /home/u/app/src/main.c:7\n"
-                              "   2. 1024 bytes in 2 blocks (20.0%) by malloc\n"
-                              "        xstrdup at /home/u/app/src/config.c:12\n"
-                              "        parse_config at /home/u/app/src/config.c:88\n"
-                              "        main at /home/u/app/src/main.c:5\n"
-                              "\ntop 2 leaks by bytes (of 1):\n"
-                              "   1. 512 bytes in 1 blocks (100.0%) by malloc\n"
-                              "        xstrdup at /home/u/app/src/config.c:12\n"
-                              "        parse_config at /home/u/app/src/config.c:88\n"
-                              "        main at /home/u/app/src/main.c:5\n");
-    free(text);
-    text = NULL;
-    f = open_memstream(&text, &len);
-    assert_int_equal(at_export_report(f, NULL, l, NULL, 5, NULL, t), 0);
-    fclose(f);
-    assert_non_null(strstr(text, "allocations: not in this trace (it holds leaks only)\n"));
-    assert_null(strstr(text, "allocation sites"));
-    free(text);
-    at_profile_free(a);
-    at_profile_free(l);
-    at_stacks_free(t);
-}
-
-static void report_names_module_only_and_unresolved_frames(void **state)
-{
-    (void)state;
-    at_stack_table *t = at_stacks_new();
-    const char *const texts[] = { "helper() from /usr/lib/libx.so.1", NULL };
-    const at_stack *s = stack_of(t, texts, 2);
-    at_sample leaked[] = { { s, "malloc", 8, 1 } };
-    at_profile *l = at_profile_build(leaked, 1, NULL, t);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    assert_int_equal(at_export_report(f, NULL, l, &leak_meta, 1, NULL, t), 0);
-    fclose(f);
-    /* "from MODULE", as the trace format and the gate say it; an address
-     * where no name is known. */
-    assert_non_null(strstr(text, "        helper from /usr/lib/libx.so.1\n"
-                                 "        0x1010\n"));
-    free(text);
-    at_profile_free(l);
-    at_stacks_free(t);
-}
-
 static void default_names_are_safe_and_webgrind_lists_them(void **state)
 {
     (void)state;
@@ -625,8 +555,6 @@ int main(void)
         cmocka_unit_test(webgrind_merges_callers_whose_keys_concatenate_equal),
         cmocka_unit_test(webgrind_preprocessing_rejects_what_it_cannot_read),
         cmocka_unit_test(folded_lists_each_stack_outermost_first),
-        cmocka_unit_test(report_shows_totals_and_top_sites_with_stacks),
-        cmocka_unit_test(report_names_module_only_and_unresolved_frames),
         cmocka_unit_test(default_names_are_safe_and_webgrind_lists_them),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
