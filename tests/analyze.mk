@@ -3,3 +3,4 @@
 UNIT_TESTS += tests/unit/test_analyze.c
 INTEGRATION_TESTS += tests/integration/test_analyze.c
 TEST_DEPS += postproc/alloctrace-postproc preload/liballoctrace.so $(B)/tests/programs/postproc_sites
+FUZZ_TARGETS += tests/fuzz/fuzz_analyze.c

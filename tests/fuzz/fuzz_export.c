@@ -70,7 +70,6 @@ static void exports(const uint8_t *data, size_t size, FILE *null_f)
             abort();
         at_export_folded(null_f, p, AT_COST_BYTES);
         at_export_folded(null_f, p, AT_COST_BLOCKS);
-        at_export_report(null_f, p, p, &m, 3, t->maps, t->stacks);
         at_profile_free(p);
     }
     free(c.s);
