@@ -6,42 +6,12 @@
  * Field names only ever get added under this schema version.
  */
 #include "gate.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <string.h>
 
 #define SCHEMA "alloctrace-gate/1"
-
-/* A JSON string. Names and paths are bytes: a byte that is not part of
- * valid UTF-8 is written as the code point of the same number (\u00XX),
- * so the document always parses. */
-static void str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c == '\n')
-            fputs("\\n", f);
-        else if (*c == '\t')
-            fputs("\\t", f);
-        else if (*c < 0x20 || *c == 0x7f)
-            fprintf(f, "\\u%04x", *c);
-        else if (*c < 0x80)
-            fputc(*c, f);
-        else if (at_gate_utf8_len(c)) {
-            size_t n = at_gate_utf8_len(c);
-            fwrite(c, 1, n, f);
-            c += n - 1;
-        } else
-            fprintf(f, "\\u%04x", *c);
-    }
-    fputc('"', f);
-}
 
 static const char *known(const char *s) { return strcmp(s, AT_UNKNOWN) == 0 ? NULL : s; }
 
@@ -58,15 +28,15 @@ static const char *base_state(at_gate_base_state s)
 static void frame(FILE *f, const at_frame_info *fr)
 {
     fprintf(f, "{\"address\": \"0x%" PRIx64 "\", \"function\": ", fr->addr);
-    str(f, known(fr->function));
+    at_json_str(f, known(fr->function));
     fputs(", \"file\": ", f);
-    str(f, known(fr->file));
+    at_json_str(f, known(fr->file));
     if (fr->line)
         fprintf(f, ", \"line\": %u", fr->line);
     else
         fputs(", \"line\": null", f);
     fputs(", \"module\": ", f);
-    str(f, known(fr->module));
+    at_json_str(f, known(fr->module));
     fprintf(f, ", \"inlined\": %s}", fr->inlined ? "true" : "false");
 }
 
@@ -74,12 +44,12 @@ static void group(FILE *f, const at_gate_group *g)
 {
     fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"gating\": %s, \"baseline\": ",
             g->bytes, g->blocks, g->base == AT_BASE_KNOWN ? "false" : "true");
-    str(f, base_state(g->base));
+    at_json_str(f, base_state(g->base));
     if (g->base == AT_BASE_GROWN || g->base == AT_BASE_KNOWN)
         fprintf(f, ", \"baseline_bytes\": %" PRIu64 ", \"baseline_blocks\": %" PRIu64,
                 g->base_bytes, g->base_blocks);
     fputs(", \"key\": ", f);
-    str(f, g->key);
+    at_json_str(f, g->key);
     fputs(", \"stack\": [", f);
     for (uint32_t i = 0; i < g->nframes; i++) {
         fputs(i ? ",\n          " : "\n          ", f);
@@ -91,15 +61,15 @@ static void group(FILE *f, const at_gate_group *g)
 static void process(FILE *f, const at_gate *g, const at_gate_proc *p)
 {
     fputs("{\"process\": ", f);
-    str(f, known(p->process));
+    at_json_str(f, known(p->process));
     if (p->pid >= 0)
         fprintf(f, ", \"pid\": %ld", p->pid);
     else
         fputs(", \"pid\": null", f);
     fputs(", \"trace\": ", f);
-    str(f, p->trace_path);
+    at_json_str(f, p->trace_path);
     fputs(", \"problem\": ", f);
-    str(f, p->problem);
+    at_json_str(f, p->problem);
     fprintf(f, ",\n      \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"gating_bytes\": %" PRIu64
                ", \"gating_blocks\": %" PRIu64 ", \"suppressed_bytes\": %" PRIu64
                ", \"suppressed_blocks\": %" PRIu64 ",\n      \"groups\": [",
@@ -134,7 +104,7 @@ static void document(FILE *f, const at_gate *g)
     }
     fprintf(f, "{\n  \"schema\": \"%s\",\n  \"verdict\": \"%s\",\n  \"exit_code\": %d,\n  \"reason\": ",
             SCHEMA, verdict_name(g, blocks), g->verdict);
-    str(f, g->untrusted);
+    at_json_str(f, g->untrusted);
     fputs(",\n  \"program\": {\"exit_status\": ", f);
     if (g->opt.program_status >= 0 && g->opt.program_signal <= 0)
         fprintf(f, "%d", g->opt.program_status);
@@ -145,7 +115,7 @@ static void document(FILE *f, const at_gate *g)
     else
         fputs(", \"signal\": null", f);
     fputs("},\n  \"baseline\": ", f);
-    str(f, g->opt.baseline_label);
+    at_json_str(f, g->opt.baseline_label);
     fprintf(f, ",\n  \"summary\": {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"groups\": %" PRIu64
                ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64 "},\n",
             bytes, blocks, groups, sbytes, sblocks);
@@ -158,7 +128,7 @@ static void document(FILE *f, const at_gate *g)
     for (size_t i = 0; i < g->nsupps; i++) {
         const at_gate_supp_use *s = &g->supps[i];
         fputs(i ? ",\n    {\"label\": " : "\n    {\"label\": ", f);
-        str(f, s->label);
+        at_json_str(f, s->label);
         fprintf(f, ", \"default\": %s, \"used\": %s, \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
                 s->is_default ? "true" : "false", s->blocks ? "true" : "false", s->blocks, s->bytes);
     }

@@ -139,9 +139,9 @@ static void series(FILE *out, const at_analysis *an)
     uint64_t width = se->width * per;
     fprintf(out, " (by %s, rows of %" PRIu64 " %s):\n", se->by_time ? "time" : "call index",
             width, se->by_time ? "us" : "calls");
-    fprintf(out, "  %16s %12s %12s %10s %12s\n", se->by_time ? "from (s)" : "from (call)",
-            "live", "max live", "allocs", "alloc bytes");
-    char h1[32], h2[32], h3[32];
+    fprintf(out, "  %16s %12s %12s %10s %12s%s\n", se->by_time ? "from (s)" : "from (call)",
+            "live", "max live", "allocs", "alloc bytes", se->by_time ? "   alloc rate" : "");
+    char h1[32], h2[32], h3[32], h4[32];
     for (size_t i = 0; i < se->n; i += per) {
         at_an_point p = se->points[i];
         for (size_t j = i + 1; j < i + per && j < se->n; j++) {
@@ -156,10 +156,14 @@ static void series(FILE *out, const at_analysis *an)
             fprintf(out, "  %9" PRIu64 ".%06" PRIu64, p.start / 1000000, p.start % 1000000);
         else
             fprintf(out, "  %16" PRIu64, p.start + an->summary.first_index);
-        fprintf(out, " %12s %12s %10" PRIu64 " %12s\n",
-                at_an_human(p.live_bytes, h1, sizeof h1),
+        fprintf(out, " %12s %12s %10" PRIu64 " %12s", at_an_human(p.live_bytes, h1, sizeof h1),
                 at_an_human(p.max_live_bytes, h2, sizeof h2), p.allocations,
                 at_an_human(p.allocated_bytes, h3, sizeof h3));
+        if (se->by_time) /* bytes per second over the row's width */
+            fprintf(out, " %10s/s",
+                    at_an_human((uint64_t)((double)p.allocated_bytes * 1e6 / (double)width), h4,
+                                sizeof h4));
+        fputc('\n', out);
     }
 }
 

@@ -5,40 +5,16 @@
  * Numbers are JSON integers, exact up to 2^64 (jq and Python read them
  * whole). What a trace cannot say is null, never 0: a leaks-only trace has
  * no peak, no temporaries and no series; a trace without times has no
- * peak time. Names are bytes: a byte that is not valid UTF-8 is written as
- * the code point of the same number, so the document always parses.
+ * peak time. Strings go through at_json_str, so the document always
+ * parses whatever bytes the names hold.
  */
 #include "outputs.h"
-#include "gate.h"
+#include "json.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void str(FILE *f, const char *s)
-{
-    if (!s) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        size_t n = *c >= 0x80 ? at_gate_utf8_len(c) : 0;
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20 || *c == 0x7f)
-            fprintf(f, "\\u%04x", *c);
-        else if (*c < 0x80)
-            fputc(*c, f);
-        else if (n) {
-            fwrite(c, 1, n, f);
-            c += n - 1;
-        } else
-            fprintf(f, "\\u%04x", *c);
-    }
-    fputc('"', f);
-}
 
 static const char *known(const char *s)
 {
@@ -70,23 +46,23 @@ static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only)
     fputs("{", f);
     cost(f, &s->cost, leaks_only);
     fputs(", \"alloc_fn\": ", f);
-    str(f, s->alloc_fn);
+    at_json_str(f, s->alloc_fn);
     fputs(", \"frames\": [", f);
     at_frame_info *infos = at_xcalloc(s->stack->nframes + 1, sizeof *infos);
     uint32_t n = at_an_site_frames(s, t, infos);
     for (uint32_t i = 0; i < n; i++) {
         fprintf(f, "%s{\"address\": \"0x%" PRIx64 "\", \"function\": ", i ? ", " : "",
                 infos[i].addr);
-        str(f, known(infos[i].function));
+        at_json_str(f, known(infos[i].function));
         fputs(", \"file\": ", f);
-        str(f, known(infos[i].file));
+        at_json_str(f, known(infos[i].file));
         fputs(", \"line\": ", f);
         if (infos[i].line)
             fprintf(f, "%u", infos[i].line);
         else
             fputs("null", f);
         fputs(", \"module\": ", f);
-        str(f, known(infos[i].module));
+        at_json_str(f, known(infos[i].module));
         fputs("}", f);
     }
     free(infos);
@@ -188,7 +164,7 @@ static void contexts(FILE *f, const at_analysis *an)
     for (size_t i = 0; i < an->ncontexts; i++) {
         const at_an_context *c = &an->contexts[i];
         fprintf(f, "%s{\"bit\": %u, \"name\": ", i ? ", " : "", c->bit);
-        str(f, c->name);
+        at_json_str(f, c->name);
         fputs(", ", f);
         u64(f, "releases", c->releases, true);
         cost(f, &c->cost, an->summary.leaks_only);
@@ -226,9 +202,9 @@ static void tops(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
 int at_an_write_stats(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
 {
     fputs("{\"process\": ", f);
-    str(f, t->header.process);
+    at_json_str(f, t->header.process);
     fputs(", \"pid\": ", f);
-    str(f, t->header.pid);
+    at_json_str(f, t->header.pid);
     fputs(", ", f);
     summary(f, an);
     histogram(f, &an->histogram);

@@ -1,0 +1,15 @@
+/*
+ * postproc/json.h: JSON text shared by the outputs that write it (the
+ * gate's --json, --format stats).
+ */
+#ifndef AT_JSON_H
+#define AT_JSON_H
+
+#include <stdio.h>
+
+/* s as a JSON string, or null for NULL. Names and paths are bytes: a byte
+ * that is not part of valid UTF-8 is written as the code point of the same
+ * number (\u00XX), so the document always parses. */
+void at_json_str(FILE *f, const char *s);
+
+#endif
