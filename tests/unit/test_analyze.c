@@ -551,6 +551,90 @@ static void a_diff_matches_sites_by_function_and_file_across_builds(void **state
     done(old);
 }
 
+/* A pseudo-random trace of 3000 calls over 16 stacks and 64 ids (reused,
+ * released twice, released unknown), and the numbers recomputed the slow
+ * way: a copy of every stack's live bytes at each new peak. */
+#define RAND_STACKS 16
+#define RAND_IDS 64
+
+typedef struct slow {
+    uint64_t live[RAND_STACKS], at_peak[RAND_STACKS], peak, peak_index, temporary[RAND_STACKS];
+    uint64_t size_of[RAND_IDS + 1];
+    int stack_of[RAND_IDS + 1]; /* -1: not live */
+} slow;
+
+static char *random_trace(slow *w)
+{
+    uint64_t x = 12345;
+    char *text = malloc(3000 * 80 + 100);
+    size_t len = (size_t)sprintf(text, HDR);
+    memset(w, 0, sizeof *w);
+    for (int i = 0; i <= RAND_IDS; i++)
+        w->stack_of[i] = -1;
+    int last_alloc = 0;
+    for (int index = 1; index <= 3000; index++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int id = 1 + (int)((x >> 33) % RAND_IDS), st = (int)((x >> 20) % RAND_STACKS);
+        uint64_t size = (x >> 40) % 5000;
+        if ((x >> 60) < 9) { /* allocate */
+            len += (size_t)sprintf(text + len, "%d. malloc(%llu) = 0x%x\n\t0x%x s%d() at s.c:%d\n\n",
+                                   index, (unsigned long long)size, id, 0x100 + st, st, st);
+            if (w->stack_of[id] >= 0) /* a lost release */
+                w->live[w->stack_of[id]] -= w->size_of[id];
+            w->stack_of[id] = st;
+            w->size_of[id] = size;
+            w->live[st] += size;
+            uint64_t total = 0;
+            for (int k = 0; k < RAND_STACKS; k++)
+                total += w->live[k];
+            if (total > w->peak) {
+                w->peak = total;
+                w->peak_index = (uint64_t)index;
+                memcpy(w->at_peak, w->live, sizeof w->live);
+            }
+            last_alloc = id;
+        } else { /* release, maybe of a block that is not live */
+            len += (size_t)sprintf(text + len, "%d. free(0x%x)\n\n", index, id);
+            if (w->stack_of[id] >= 0) {
+                if (last_alloc == id)
+                    w->temporary[w->stack_of[id]]++;
+                w->live[w->stack_of[id]] -= w->size_of[id];
+                w->stack_of[id] = -1;
+            }
+            last_alloc = 0;
+        }
+    }
+    return text;
+}
+
+static void peak_contributions_equal_a_slow_recomputation(void **state)
+{
+    (void)state;
+    slow w;
+    char *text = random_trace(&w);
+    run *r = analyse(text, false, false);
+    assert_int_equal(r->an->peak.bytes, w.peak);
+    assert_int_equal(r->an->peak.index, w.peak_index);
+    uint64_t sum = 0;
+    for (int k = 0; k < RAND_STACKS; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d()", k);
+        const at_an_site *site = site_of(r, name);
+        assert_int_equal(site->cost.peak, w.at_peak[k]);
+        assert_int_equal(site->cost.leaked, w.live[k]);
+        assert_int_equal(site->cost.temporary, w.temporary[k]);
+        sum += site->cost.peak;
+    }
+    assert_int_equal(sum, w.peak);
+    assert_true(r->an->summary.unknown_releases > 0);
+    assert_true(r->an->summary.reused_ids > 0);
+    run *g = analyse(text, false, true);
+    assert_string_equal(g->stats, r->stats);
+    done(g);
+    done(r);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -570,6 +654,7 @@ int main(void)
         cmocka_unit_test(sites_rank_by_each_cost_largest_first),
         cmocka_unit_test(the_report_names_module_only_and_unresolved_frames),
         cmocka_unit_test(a_diff_matches_sites_by_function_and_file_across_builds),
+        cmocka_unit_test(peak_contributions_equal_a_slow_recomputation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
