@@ -139,6 +139,25 @@ static void two_runs_of_one_program_diff_to_no_change(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "--diff"));
     h_result_free(&r);
+    /* a missing OLD is one line naming it, before -o truncates anything */
+    char *missing = h_fmt("%s/missing.trace", dir), *out = h_fmt("%s/out.txt", dir);
+    r = postproc("--diff", missing, "-o", out, b);
+    assert_int_equal(r.status, 2);
+    assert_int_equal(h_count_lines(r.err, "."), 1);
+    assert_non_null(strstr(r.err, "missing.trace"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    h_result_free(&r);
+    /* -o: the stats go to the file */
+    r = postproc("--format", "stats", "-o", out, a);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    char *json = h_read_file(out, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"allocations\": 65, "));
+    free(json);
+    h_result_free(&r);
+    free(missing);
+    free(out);
     free(a);
     free(b);
     h_cleanup();

@@ -635,6 +635,27 @@ static void peak_contributions_equal_a_slow_recomputation(void **state)
     free(text);
 }
 
+static void calls_of_other_resources_are_counted_and_left_out(void **state)
+{
+    (void)state;
+    run *r = analyse(HDR "<1> : memory (memory allocation in bytes)\n<2> : fd (file descriptors)\n"
+                         "1. malloc<memory>(10) = 0x1\n" A
+                         "2. open<fd>(1) = 0x3\n" B
+                         "3. close<fd>(0x3)\n\n"
+                         "4. free<memory>(0x1)\n\n",
+                     false, false);
+    const at_analysis *an = r->an;
+    assert_int_equal(an->summary.other_calls, 2);
+    assert_int_equal(an->summary.allocations, 1);
+    assert_int_equal(an->summary.releases, 1);
+    assert_int_equal(an->nsites, 1);
+    /* the fd calls in between do not count: 1 -> 4 is temporary */
+    assert_int_equal(an->summary.temporary, 1);
+    assert_true(has(r->report, "other resources: 2 calls, not analysed\n"));
+    assert_true(has(r->stats, "\"other_resource_calls\": 2, "));
+    done(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -655,6 +676,7 @@ int main(void)
         cmocka_unit_test(the_report_names_module_only_and_unresolved_frames),
         cmocka_unit_test(a_diff_matches_sites_by_function_and_file_across_builds),
         cmocka_unit_test(peak_contributions_equal_a_slow_recomputation),
+        cmocka_unit_test(calls_of_other_resources_are_counted_and_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
