@@ -83,6 +83,9 @@ extern int (*at_unw_backtrace)(void **, int) AT_HIDDEN;
 #define AT_FIRST_UNWINDS 512
 extern __thread unsigned at_thread_unwinds AT_TLS AT_HIDDEN;
 int at_unwind_glibc(void **raw, int n) AT_HIDDEN;
+/* unwind_probe.c: points libunwind's pipe, read, write, close and syscall
+ * at descriptor-free memory checks. -1: libunwind must not be used. */
+int at_unwind_probe_install(void *handle) AT_HIDDEN;
 
 /* Fills frames[0..depth) with return addresses, innermost first, the
  * tracer's own frames removed. Returns the count. Inlined into the hooks
