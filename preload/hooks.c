@@ -183,6 +183,18 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
         at_commit_alloc(&e);
 }
 
+/* The program's errno is what the real allocator left: whatever the tracer
+ * does after it (unwinding, mincore, writes, mmap) is undone. */
+static inline __attribute__((always_inline)) void record_alloc_keep_errno(enum at_fn fn,
+                                                                         uint64_t size, void *p,
+                                                                         uint64_t alignment,
+                                                                         int depth)
+{
+    int e = errno;
+    record_alloc(fn, size, p, alignment, depth);
+    errno = e;
+}
+
 static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)
 {
     if (at_cfg.leaks_mode) {
@@ -206,15 +218,27 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     at_commit(buf, at_format_body(buf, &e), e.time_us);
 }
 
+/* The program's errno through a traced realloc: set back to its value at
+ * the call just before the real realloc runs (the tracer has unwound and
+ * formatted by then), and what the real realloc left is what the caller
+ * gets at the end. */
+static __thread int realloc_errno AT_TLS;
+
 static void *op_realloc(void *p, size_t n, size_t m)
 {
     (void)m;
-    return at_real.realloc(p, n);
+    errno = realloc_errno;
+    void *q = at_real.realloc(p, n);
+    realloc_errno = errno;
+    return q;
 }
 
 static void *op_reallocarray(void *p, size_t n, size_t m)
 {
-    return at_real.reallocarray(p, n, m);
+    errno = realloc_errno;
+    void *q = at_real.reallocarray(p, n, m);
+    realloc_errno = errno;
+    return q;
 }
 
 /* realloc(p, n) with p != NULL, traced: a release, then an allocation. */
@@ -269,7 +293,7 @@ EXPORT void *malloc(size_t n)
         return at_real.malloc(n);
     void *p = at_real.malloc(n);
     if (p)
-        record_alloc(AT_MALLOC, n, p, 0, depth);
+        record_alloc_keep_errno(AT_MALLOC, n, p, 0, depth);
     leave(saved);
     return p;
 }
@@ -285,7 +309,7 @@ EXPORT void *calloc(size_t n, size_t m)
         return at_real.calloc(n, m);
     void *p = at_real.calloc(n, m);
     if (p)
-        record_alloc(AT_CALLOC, (uint64_t)n * m, p, 0, depth);
+        record_alloc_keep_errno(AT_CALLOC, (uint64_t)n * m, p, 0, depth);
     leave(saved);
     return p;
 }
@@ -298,7 +322,9 @@ EXPORT void free(void *p)
         return;
     int saved, depth;
     if (enter_release(&saved, &depth)) {
+        int e = errno;
         record_release(AT_FREE, p, depth);
+        errno = e;
         leave(saved);
     }
     at_real.free(p);
@@ -331,13 +357,15 @@ EXPORT void *realloc(void *p, size_t n)
             return at_real.realloc(NULL, n);
         void *q = at_real.realloc(NULL, n);
         if (q)
-            record_alloc(AT_REALLOC, n, q, 0, depth);
+            record_alloc_keep_errno(AT_REALLOC, n, q, 0, depth);
         leave(saved);
         return q;
     }
     if (!enter_release(&saved, &depth))
         return at_real.realloc(p, n);
+    realloc_errno = errno;
     void *q = record_realloc(AT_REALLOC, p, n, 0, n, depth);
+    errno = realloc_errno;
     leave(saved);
     return q;
 }
@@ -357,13 +385,15 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
             return at_real.reallocarray(NULL, n, m);
         void *q = at_real.reallocarray(NULL, n, m);
         if (q)
-            record_alloc(AT_REALLOCARRAY, total, q, 0, depth);
+            record_alloc_keep_errno(AT_REALLOCARRAY, total, q, 0, depth);
         leave(saved);
         return q;
     }
     if (!enter_release(&saved, &depth))
         return at_real.reallocarray(p, n, m);
+    realloc_errno = errno;
     void *q = record_realloc(AT_REALLOCARRAY, p, n, m, total, depth);
+    errno = realloc_errno;
     leave(saved);
     return q;
 }
@@ -382,7 +412,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         return at_real.posix_memalign(out, align, n);
     int rc = at_real.posix_memalign(out, align, n);
     if (rc == 0)
-        record_alloc(AT_POSIX_MEMALIGN, n, *out, align, depth);
+        record_alloc_keep_errno(AT_POSIX_MEMALIGN, n, *out, align, depth);
     leave(saved);
     return rc;
 }
@@ -396,7 +426,7 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
         return at_real.aligned_alloc(align, n);
     void *p = at_real.aligned_alloc(align, n);
     if (p)
-        record_alloc(AT_ALIGNED_ALLOC, n, p, align, depth);
+        record_alloc_keep_errno(AT_ALIGNED_ALLOC, n, p, align, depth);
     leave(saved);
     return p;
 }
@@ -410,7 +440,7 @@ EXPORT void *memalign(size_t align, size_t n)
         return at_real.memalign(align, n);
     void *p = at_real.memalign(align, n);
     if (p)
-        record_alloc(AT_MEMALIGN, n, p, align, depth);
+        record_alloc_keep_errno(AT_MEMALIGN, n, p, align, depth);
     leave(saved);
     return p;
 }
@@ -424,7 +454,7 @@ EXPORT void *valloc(size_t n)
         return at_real.valloc(n);
     void *p = at_real.valloc(n);
     if (p)
-        record_alloc(AT_VALLOC, n, p, 0, depth);
+        record_alloc_keep_errno(AT_VALLOC, n, p, 0, depth);
     leave(saved);
     return p;
 }
@@ -438,7 +468,7 @@ EXPORT void *pvalloc(size_t n)
         return at_real.pvalloc(n);
     void *p = at_real.pvalloc(n);
     if (p)
-        record_alloc(AT_PVALLOC, n, p, 0, depth);
+        record_alloc_keep_errno(AT_PVALLOC, n, p, 0, depth);
     leave(saved);
     return p;
 }
