@@ -171,6 +171,16 @@ void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
 
+/* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
+/* Creates the trace at `path` (never overwriting; `numbered`: a taken name
+ * gets ".N"). Returns -1 with one line on stderr. */
+int at_outfd_create(const char *path, int numbered) AT_HIDDEN;
+/* Appends n bytes to the trace; -1 when they could not all be written. */
+int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
+void at_outfd_fork_prepare(void) AT_HIDDEN;
+void at_outfd_fork_parent(void) AT_HIDDEN;
+void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
+
 /* ---- format.c ---------------------------------------------------------- */
 /* Body of a record: everything after "INDEX. ". `buf` has the room given
  * by AT_HEAD_MAX and AT_FRAME_TEXT. Returns its length. */

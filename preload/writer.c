@@ -1,6 +1,6 @@
 /*
  * preload/writer.c: the shared output buffer, which puts the records
- * format.c makes into index order, and the output descriptor.
+ * format.c makes into index order (outfd.c keeps the descriptor).
  *
  * File order = index order. Threads unwind and format their record body
  * (everything after "INDEX. ") on their own stack, without any lock; then
@@ -28,28 +28,20 @@
  * Only whole records are ever written: a buffer is written only once all
  * its reservations are complete, so whatever was written - at a flush, by
  * a fatal-signal handler, before a SIGKILL - ends with a whole record.
- *
- * The descriptor is moved to >= 1000 and checked (fstat dev/ino) before
- * each write; if the program closed it or reused the number, the file is
- * reopened by path with O_APPEND and the program's descriptor is left
- * alone.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tracer.h"
 
 #define BUF_SIZE (1u << 20)
-#define FD_FLOOR 1000
 
 /* What every record touches, in one cache line of its own: the lock, the
  * current buffer, its reserved length, the last index drawn (under ev_lock
@@ -72,10 +64,7 @@ static int records;               /* any record since the file was (to be) opene
 static int unbuffered;
 static uint64_t last_write_us;    /* time of the last age-triggered write */
 
-static int out_fd = -1;
-static dev_t out_dev;
-static ino_t out_ino;
-static char out_path[PATH_MAX];
+static char out_path[PATH_MAX];    /* where a forked child's file will be */
 static int open_pending;          /* a forked child opens its file at its first write */
 static pid_t out_pid;             /* the process the file belongs to */
 static int64_t gmtoff_us;
@@ -87,99 +76,20 @@ uint64_t at_now_us(void)
     return (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + gmtoff_us);
 }
 
-/* ---- the output descriptor --------------------------------------------- */
-
-static void remember_fd(int fd)
-{
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
-    if (high >= 0) {
-        close(fd);
-        fd = high;
-    }
-    struct stat st;
-    if (fstat(fd, &st) == 0) {
-        out_dev = st.st_dev;
-        out_ino = st.st_ino;
-    }
-    out_fd = fd;
-}
-
-/* Creates the file (never overwriting). With follow-exec an exec'd program
- * keeps the pid, so a taken name gets a ".N" suffix instead of failing. */
-static int create_output(void)
-{
-    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
-    int fd = open(out_path, flags, 0644);
-    if (fd < 0 && errno == EEXIST && at_cfg.follow_exec) {
-        size_t base = strlen(out_path);
-        for (unsigned k = 2; fd < 0 && errno == EEXIST && k < 1000 && base + 5 < sizeof out_path; k++) {
-            char *p = out_path + base;
-            *p++ = '.';
-            p[at_fmt_dec(p, k)] = '\0';
-            fd = open(out_path, flags, 0644);
-        }
-        if (fd < 0)
-            out_path[base] = '\0';
-    }
-    if (fd < 0) {
-        at_warn(out_path, ": cannot create the trace, running untraced: ", strerror(errno));
-        return -1;
-    }
-    /* Reopening by path must still work after the program's chdir. */
-    char cwd[PATH_MAX];
-    size_t plen = strlen(out_path);
-    if (out_path[0] != '/' && getcwd(cwd, sizeof cwd)) {
-        size_t clen = strlen(cwd);
-        if (clen + 1 + plen < sizeof out_path) {
-            memmove(out_path + clen + 1, out_path, plen + 1);
-            memcpy(out_path, cwd, clen);
-            out_path[clen] = '/';
-        }
-    }
-    remember_fd(fd);
-    return 0;
-}
-
-/* Makes out_fd the trace file again if the program closed or reused it. */
-static int check_fd(void)
-{
-    if (open_pending) {
-        open_pending = 0;
-        if (create_output() < 0) {
-            at_state = AT_STATE_OFF;
-            return -1;
-        }
-        return 0;
-    }
-    if (out_fd < 0)
-        return -1;
-    struct stat st;
-    if (fstat(out_fd, &st) == 0 && st.st_dev == out_dev && st.st_ino == out_ino)
-        return 0;
-    int fd = open(out_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        out_fd = -1;
-        at_warn(out_path, ": cannot reopen the trace: ", strerror(errno));
-        at_state = AT_STATE_OFF;
-        return -1;
-    }
-    remember_fd(fd);
-    return 0;
-}
+/* ---- the output (outfd.c keeps the descriptor) ------------------------- */
 
 static void write_all(const char *p, size_t n)
 {
-    if (n == 0 || check_fd() < 0)
+    if (n == 0)
         return;
-    while (n > 0) {
-        ssize_t w = write(out_fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
+    if (open_pending) {
+        open_pending = 0;
+        if (at_outfd_create(out_path, at_cfg.follow_exec) < 0) {
+            at_state = AT_STATE_OFF;
             return;
-        p += w;
-        n -= (size_t)w;
+        }
     }
+    at_outfd_write(p, n);
 }
 
 /* ---- the shared buffer ------------------------------------------------- */
@@ -517,7 +427,6 @@ int at_writer_open(pid_t pid, int child)
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
     out_pid = pid;
-    out_fd = -1;
     buf_len = 0;
     counter = 0;
     records = 0;
@@ -526,7 +435,7 @@ int at_writer_open(pid_t pid, int child)
         open_pending = 1;   /* no file for a child that only execs or exits */
     } else {
         open_pending = 0;
-        if (create_output() < 0)
+        if (at_outfd_create(out_path, at_cfg.follow_exec) < 0)
             return -1;
     }
     write_header(pid, child);
@@ -651,10 +560,12 @@ void at_writer_fork_prepare(void)
 {
     lock_ev();
     pthread_mutex_lock(&wr_lock);
+    at_outfd_fork_prepare();
 }
 
 void at_writer_fork_parent(void)
 {
+    at_outfd_fork_parent();
     pthread_mutex_unlock(&wr_lock);
     unlock_ev();
 }
@@ -676,8 +587,6 @@ void at_writer_fork_child(void)
         atomic_store(&slots[i].busy, 0);
         atomic_store(&slots[i].taken, &slots[i] == my_slot);
     }
-    if (out_fd >= 0)
-        close(out_fd);
-    out_fd = -1;
+    at_outfd_fork_child();
     open_pending = 0;
 }
