@@ -1,0 +1,235 @@
+/*
+ * tests/integration/test_tracer_host.c: the tracer leaves its host alone.
+ * Each case runs tests/programs/tracer_host plain and traced, in full and
+ * in leaks mode, from a shell line (so limits can be set before the
+ * program starts), and compares exit status, standard output and the
+ * files the program wrote; the trace must be whole and hold the program's
+ * allocations.
+ */
+#include "harness.h"
+#include "test_tracer_trace.h"
+
+#include <unistd.h>
+
+static const char *const modes[] = { "full", "leaks" };
+
+/* Runs `sh -c "SETUP exec [tracer] tracer_host ARGS"` in its own new
+ * directory (returned through *dirp); mode NULL runs plain. The trace is
+ * DIR/trace.txt. */
+static h_result host(char **dirp, const char *mode, const char *setup, const char *args)
+{
+    char *dir = h_tmpdir();
+    char *prog = h_path("build/tests/programs/tracer_host");
+    char *pre = mode ? h_fmt("env LD_PRELOAD=%s/preload/liballoctrace.so "
+                             "ALLOCTRACE_OUTPUT=%s/trace.txt ALLOCTRACE_MODE=%s ",
+                             h_root(), dir, mode)
+                     : h_fmt("%s", "");
+    h_result r = h_sh("cd '%s' && %s exec %s'%s' %s", dir, setup ? setup : "", pre, prog, args);
+    free(pre);
+    free(prog);
+    *dirp = dir;
+    return r;
+}
+
+static char *read_in(const char *dir, const char *file)
+{
+    char *path = h_fmt("%s/%s", dir, file);
+    char *text = h_read_file(path, NULL);
+    free(path);
+    return text;
+}
+
+static size_t count_allocs(const struct t_trace *t, uint64_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += !t->recs[i].release && t->recs[i].size == size;
+    return n;
+}
+
+/* The trace of a traced run is whole; in full mode it holds the churn's
+ * allocations (every host churns 1000 blocks or more of 10..209 bytes, 5 of each size). */
+static void check_trace(const char *dir, const char *mode)
+{
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_true(t.complete);
+    if (strcmp(mode, "full") == 0)
+        assert_true(count_allocs(&t, 50) >= 5);
+    else
+        assert_true(t.leak_summary);
+    t_free(&t);
+    free(path);
+}
+
+/* Runs the case plain, then traced in both modes; the same status, output
+ * and file `file` (NULL: none) each time. Returns the plain output. */
+static char *same_as_plain(const char *setup, const char *args, const char *file)
+{
+    char *dir;
+    h_result plain = host(&dir, NULL, setup, args);
+    char *want = file ? read_in(dir, file) : NULL;
+    if (file)
+        assert_non_null(want);
+    for (size_t m = 0; m < 2; m++) {
+        char *tdir;
+        h_result r = host(&tdir, modes[m], setup, args);
+        if (r.status != plain.status || strcmp(r.out, plain.out) != 0)
+            fail_msg("%s mode: status %d, output \"%s\"; plain: %d, \"%s\"; stderr: %s",
+                     modes[m], r.status, r.out, plain.status, plain.out, r.err);
+        if (file) {
+            char *got = read_in(tdir, file);
+            assert_non_null(got);
+            if (strcmp(got, want) != 0)
+                fail_msg("%s mode: %s differs from the plain run's", modes[m], file);
+            free(got);
+        }
+        check_trace(tdir, modes[m]);
+        h_result_free(&r);
+    }
+    free(want);
+    char *out = plain.out;
+    plain.out = NULL;
+    h_result_free(&plain);
+    return out;
+}
+
+static void closeall(const char *how)
+{
+    char *args = h_fmt("closeall in.txt out.txt %s", how);
+    /* in.txt is made in each run's directory by the setup line. */
+    char *out = same_as_plain("seq 1 3000 > in.txt &&", args, "out.txt");
+    assert_string_equal(out, "in=3 out=4 copied 13893 bytes\n");
+    free(out);
+    free(args);
+}
+
+static void test_close_loop_then_open_files_in_the_freed_numbers(void **state)
+{
+    (void)state;
+    closeall("loop");
+}
+
+static void test_close_range_then_open_files_in_the_freed_numbers(void **state)
+{
+    (void)state;
+    closeall("range");
+}
+
+static void test_closefrom_then_open_files_in_the_freed_numbers(void **state)
+{
+    (void)state;
+    closeall("from");
+}
+
+static void test_daemon_closing_0_to_2_keeps_its_log(void **state)
+{
+    (void)state;
+    char *out = same_as_plain(NULL, "daemon log.txt", "log.txt");
+    assert_string_equal(out, "");
+    free(out);
+    char *dir;
+    h_result r = host(&dir, "full", NULL, "daemon log.txt");
+    char *log = read_in(dir, "log.txt");
+    assert_int_equal(h_count_lines(log, "^line [0-9]+ of the log$"), 101);
+    assert_int_equal(h_count_lines(log, "^stdin=0 stdout=1 stderr=2$"), 1);
+    free(log);
+    h_result_free(&r);
+}
+
+static void test_dup2_onto_1000_survives_fork(void **state)
+{
+    (void)state;
+    char *out = same_as_plain(NULL, "dup2fork file.txt", "file.txt");
+    assert_string_equal(out, "child status 0, parent write ok\n");
+    free(out);
+}
+
+static void test_errno_kept_by_successful_calls_in_8_threads(void **state)
+{
+    (void)state;
+    char *out = same_as_plain(NULL, "errno", NULL);
+    assert_string_equal(out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+    free(out);
+}
+
+/* The trace's file cannot grow past 1 KiB (EFBIG, SIGXFSZ ignored): every
+ * write of the tracer fails, the program's errno must not see it. */
+static void test_errno_kept_when_the_trace_cannot_be_written(void **state)
+{
+    (void)state;
+    for (size_t m = 0; m < 2; m++) {
+        char *dir;
+        h_result r = host(&dir, modes[m], "trap '' XFSZ; ulimit -f 2;", "errno");
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+        h_result_free(&r);
+    }
+}
+
+/* A real full disk: a 64 KiB tmpfs in a mount namespace of its own (root
+ * only; skipped otherwise). */
+static void test_errno_kept_on_a_full_disk(void **state)
+{
+    (void)state;
+    h_result probe = h_sh("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt' 2>&1");
+    int can = probe.status == 0;
+    h_result_free(&probe);
+    if (!can) {
+        print_message("skipped: cannot mount a small tmpfs here (needs root and unshare)\n");
+        skip();
+    }
+    char *prog = h_path("build/tests/programs/tracer_host");
+    for (size_t m = 0; m < 2; m++) {
+        h_result r = h_sh("unshare -m sh -c 'mount -t tmpfs -o size=64k tmpfs /mnt && "
+                          "exec env LD_PRELOAD=%s/preload/liballoctrace.so "
+                          "ALLOCTRACE_OUTPUT=/mnt/trace.txt ALLOCTRACE_MODE=%s %s errno'",
+                          h_root(), modes[m], prog);
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+        h_result_free(&r);
+    }
+    free(prog);
+}
+
+static void test_soft_limit_of_4_descriptors(void **state)
+{
+    (void)state;
+    char *out = same_as_plain("ulimit -S -n 4;", "nofile", NULL);
+    assert_non_null(strstr(out, "limit 4: 1 opened: 3; then Too many open files\n"));
+    free(out);
+}
+
+static void test_hard_limit_of_16_descriptors(void **state)
+{
+    (void)state;
+    char *out = same_as_plain("ulimit -n 16;", "nofile", NULL);
+    assert_non_null(strstr(out, "limit 16: "));
+    free(out);
+}
+
+static void test_sigalrm_every_100us(void **state)
+{
+    (void)state;
+    char *out = same_as_plain(NULL, "alarm", NULL);
+    assert_string_equal(out, "lines echoed 3000 of 3000; errno changed 0 times; alarms seen\n");
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_close_loop_then_open_files_in_the_freed_numbers, h_teardown),
+        cmocka_unit_test_teardown(test_close_range_then_open_files_in_the_freed_numbers, h_teardown),
+        cmocka_unit_test_teardown(test_closefrom_then_open_files_in_the_freed_numbers, h_teardown),
+        cmocka_unit_test_teardown(test_daemon_closing_0_to_2_keeps_its_log, h_teardown),
+        cmocka_unit_test_teardown(test_dup2_onto_1000_survives_fork, h_teardown),
+        cmocka_unit_test_teardown(test_errno_kept_by_successful_calls_in_8_threads, h_teardown),
+        cmocka_unit_test_teardown(test_errno_kept_when_the_trace_cannot_be_written, h_teardown),
+        cmocka_unit_test_teardown(test_errno_kept_on_a_full_disk, h_teardown),
+        cmocka_unit_test_teardown(test_soft_limit_of_4_descriptors, h_teardown),
+        cmocka_unit_test_teardown(test_hard_limit_of_16_descriptors, h_teardown),
+        cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
