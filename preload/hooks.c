@@ -284,6 +284,18 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* Our malloc, by its own address rather than through the symbol table. */
+extern __typeof(malloc) at_own_malloc __attribute__((copy(malloc), alias("malloc"), visibility("hidden")));
+
+const char *at_hooks_shadowed(void)
+{
+    void *bound = dlsym(RTLD_DEFAULT, "malloc");
+    if (!bound || bound == (void *)at_own_malloc)
+        return NULL;
+    Dl_info di;
+    return dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] ? di.dli_fname : "the program";
+}
+
 EXPORT void *malloc(size_t n)
 {
     if (!ready())

@@ -330,6 +330,16 @@ __attribute__((constructor)) static void at_init(void)
     }
     if (!at_cfg.follow_exec)
         strip_ld_preload();
+    /* An allocator preloaded before the tracer gets every call: nothing
+     * would be recorded, so no trace at all, and one line saying why. */
+    const char *first = at_hooks_shadowed();
+    if (first) {
+        at_warn("malloc is taken by ", first,
+                ", loaded before the tracer: put liballoctrace.so first in LD_PRELOAD; running untraced");
+        at_state = AT_STATE_OFF;
+        at_guard = 0;
+        return;
+    }
     at_maps_init();
     at_unwind_init();
     if (at_cfg.leaks_mode)

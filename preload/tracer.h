@@ -58,6 +58,9 @@ struct at_real {
 };
 extern struct at_real at_real AT_HIDDEN;
 void at_resolve_real(void) AT_HIDDEN;
+/* NULL when the program's malloc is ours; else the object whose malloc
+ * comes first in the symbol lookup (an allocator preloaded before us). */
+const char *at_hooks_shadowed(void) AT_HIDDEN;
 
 /* Tracing state, read on every call. */
 enum { AT_STATE_UNINIT, AT_STATE_ACTIVE, AT_STATE_OFF };

@@ -216,6 +216,84 @@ static void test_sigalrm_every_100us(void **state)
     free(out);
 }
 
+/* ---- other allocators ------------------------------------------------- */
+
+static const char *const allocators[] = {
+    "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+    "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+};
+
+/* tracer_process fork-threads (three threads allocate while main forks 50
+ * children that allocate 888) with `preload` as LD_PRELOAD, in its own
+ * directory; traces DIR/t.PID. */
+static h_result fork_threads(char **dirp, const char *preload, const char *mode)
+{
+    char *dir = h_tmpdir();
+    char *prog = h_path("build/tests/programs/tracer_process");
+    h_result r = h_sh("cd '%s' && LD_PRELOAD='%s' ALLOCTRACE_OUTPUT='%s/t.%%p' ALLOCTRACE_MODE=%s "
+                      "exec '%s' fork-threads", dir, preload, dir, mode, prog);
+    free(prog);
+    *dirp = dir;
+    return r;
+}
+
+static void test_tracer_first_over_jemalloc_and_tcmalloc(void **state)
+{
+    (void)state;
+    int tried = 0;
+    for (size_t a = 0; a < 2; a++) {
+        if (access(allocators[a], R_OK) != 0) {
+            print_message("skipped %s: not installed\n", allocators[a]);
+            continue;
+        }
+        tried++;
+        char *lib = h_fmt("%s/preload/liballoctrace.so:%s", h_root(), allocators[a]);
+        for (size_t m = 0; m < 2; m++) {
+            char *dir;
+            h_result r = fork_threads(&dir, lib, modes[m]);
+            assert_int_equal(r.status, 0);
+            assert_string_equal(r.out, "forks 50\n");
+            assert_string_equal(r.err, "");
+            if (m == 0) {   /* full mode: every child's 888 is in its trace */
+                h_result c = h_sh("grep -l '^[0-9]*\\. .*malloc(888) = ' '%s'/t.* | wc -l", dir);
+                assert_string_equal(c.out, "50\n");
+                h_result_free(&c);
+            }
+            h_result_free(&r);
+        }
+        free(lib);
+    }
+    if (!tried)
+        skip();
+}
+
+static void test_allocator_first_is_named_and_nothing_is_written(void **state)
+{
+    (void)state;
+    int tried = 0;
+    for (size_t a = 0; a < 2; a++) {
+        if (access(allocators[a], R_OK) != 0)
+            continue;
+        tried++;
+        char *lib = h_fmt("%s:%s/preload/liballoctrace.so", allocators[a], h_root());
+        char *dir;
+        h_result r = fork_threads(&dir, lib, "full");
+        assert_int_equal(r.status, 0);
+        assert_string_equal(r.out, "forks 50\n");
+        char *want = h_fmt("alloctrace: malloc is taken by %s, loaded before the tracer: put "
+                           "liballoctrace.so first in LD_PRELOAD; running untraced\n", allocators[a]);
+        assert_string_equal(r.err, want);
+        h_result n = h_sh("ls '%s' | wc -l", dir);
+        assert_string_equal(n.out, "0\n");
+        h_result_free(&n);
+        free(want);
+        h_result_free(&r);
+        free(lib);
+    }
+    if (!tried)
+        skip();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +308,8 @@ int main(void)
         cmocka_unit_test_teardown(test_soft_limit_of_4_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_hard_limit_of_16_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
+        cmocka_unit_test_teardown(test_tracer_first_over_jemalloc_and_tcmalloc, h_teardown),
+        cmocka_unit_test_teardown(test_allocator_first_is_named_and_nothing_is_written, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
