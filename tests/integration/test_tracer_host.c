@@ -294,6 +294,56 @@ static void test_allocator_first_is_named_and_nothing_is_written(void **state)
         skip();
 }
 
+/* ---- the launcher ------------------------------------------------------ */
+
+static void test_launcher_finds_a_scripts_trace_by_pid(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    h_result r = h_sh("cd '%s' && printf '#!/bin/sh\\necho from the script\\n' > s.sh && "
+                      "chmod +x s.sh && '%s/scripts/alloctrace' -- ./s.sh", dir, h_root());
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "from the script\n");
+    /* The trace is named for the interpreter, found by the pid. */
+    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.[a-z]+\\.[0-9]+\\.txt \\([0-9]+ events\\)$");
+    assert_non_null(line);
+    char name[256];
+    assert_int_equal(sscanf(line, "alloctrace: trace: %255s", name), 1);
+    char *path = h_fmt("%s/%s", dir, name);
+    assert_int_equal(access(path, R_OK), 0);
+    free(path);
+    free(line);
+    h_result_free(&r);
+}
+
+/* A setuid program of our own is traced (the loader keeps LD_PRELOAD when
+ * the ids do not change); one of another owner is not, and only then does
+ * the launcher warn (that half needs root to chown). */
+static void test_launcher_warns_about_setuid_only_when_it_applies(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *prog = h_path("build/tests/programs/tracer_calls");
+    h_result r = h_sh("cd '%s' && cp '%s' own && chmod u+s own && '%s/scripts/alloctrace' ./own",
+                      dir, prog, h_root());
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "setuid"));
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: trace: alloctrace\\.own\\.[0-9]+\\.txt"), 1);
+    h_result_free(&r);
+    if (geteuid() != 0) {
+        print_message("skipped the other-owner half: needs root to chown\n");
+        free(prog);
+        return;
+    }
+    r = h_sh("cd '%s' && cp '%s' other && chown nobody other && chmod u+s other && "
+             "'%s/scripts/alloctrace' ./other; ls", dir, prog, h_root());
+    assert_int_equal(h_count_lines(r.err, "setuid/setgid; the loader ignores LD_PRELOAD for it, "
+                                          "so nothing will be traced$"), 1);
+    assert_int_equal(h_count_lines(r.out, "^alloctrace\\.other\\."), 0);
+    h_result_free(&r);
+    free(prog);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +360,8 @@ int main(void)
         cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
         cmocka_unit_test_teardown(test_tracer_first_over_jemalloc_and_tcmalloc, h_teardown),
         cmocka_unit_test_teardown(test_allocator_first_is_named_and_nothing_is_written, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_finds_a_scripts_trace_by_pid, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_warns_about_setuid_only_when_it_applies, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
