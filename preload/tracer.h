@@ -184,6 +184,11 @@ void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
 
+/* ---- tzoffset.c --------------------------------------------------------- */
+/* Seconds east of UTC of local time at t, read from TZ or /etc/localtime
+ * without glibc's time-zone state. */
+long at_tz_offset(int64_t t) AT_HIDDEN;
+
 /* ---- format.c ---------------------------------------------------------- */
 /* Body of a record: everything after "INDEX. ". `buf` has the room given
  * by AT_HEAD_MAX and AT_FRAME_TEXT. Returns its length. */

@@ -370,9 +370,9 @@ void at_append_raw(const char *text, size_t len)
 
 /* ---- header ---------------------------------------------------------- */
 
-/* Local broken-down time from the UTC offset found at start-up: a forked
- * child must not call localtime_r (its lock may be held by a thread that
- * no longer exists there). Civil-from-days after H. Hinnant's algorithm. */
+/* Local broken-down time from the UTC offset found at start-up (neither
+ * the process nor a forked child calls localtime_r: tzoffset.c).
+ * Civil-from-days after H. Hinnant's algorithm. */
 static void local_tm(struct tm *tm)
 {
     int64_t t = (int64_t)time(NULL) + gmtoff_us / 1000000;
@@ -402,11 +402,8 @@ static void write_header(pid_t pid, int child)
 {
     char h[PATH_MAX + 512];
     struct tm tm;
-    if (!child) {
-        time_t now = time(NULL);
-        localtime_r(&now, &tm);
-        gmtoff_us = (int64_t)tm.tm_gmtoff * 1000000;
-    }
+    if (!child)   /* not localtime_r: tzoffset.c says why */
+        gmtoff_us = (int64_t)at_tz_offset(time(NULL)) * 1000000;
     local_tm(&tm);
     extern char *program_invocation_name;
     at_append_raw(h, at_format_header(h, sizeof h, &tm, program_invocation_name, pid));

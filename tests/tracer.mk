@@ -49,3 +49,11 @@ $(B)/tests/unit/test_tracer_format: tests/unit/test_tracer_format.c preload/form
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
 	    tests/unit/test_tracer_format.c preload/format.c $(CMOCKA_LIBS) -o $@
+
+# The tracer's reading of the time zone (preload/tzoffset.c) against glibc.
+TESTS += $(B)/tests/unit/test_tracer_tzoffset
+$(B)/tests/unit/test_tracer_tzoffset: tests/unit/test_tracer_tzoffset.c preload/tzoffset.c \
+                                      preload/tracer.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
+	    tests/unit/test_tracer_tzoffset.c preload/tzoffset.c $(CMOCKA_LIBS) -o $@

@@ -216,6 +216,44 @@ static void test_sigalrm_every_100us(void **state)
     free(out);
 }
 
+/* ---- start-up ----------------------------------------------------------- */
+
+/* Releases in file order of blocks the trace never allocated (or already
+ * released). Traces here are small: a scan per release. */
+static size_t unpaired_releases(const struct t_trace *t)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->recs[i].release)
+            continue;
+        int live = 0;
+        for (size_t j = 0; j < i; j++)
+            if (t->recs[j].id == t->recs[i].id)
+                live = !t->recs[j].release;
+        bad += !live;
+    }
+    return bad;
+}
+
+/* The tracer finds the local time without localtime_r: the zone glibc
+ * frees at the program's tzset is one the program's own calls loaded. */
+static void test_program_tzset_frees_only_what_it_allocated(void **state)
+{
+    (void)state;
+    char *out = same_as_plain(NULL, "tz", NULL);
+    assert_string_equal(out, "Paris 23, New York 17\n");
+    free(out);
+    char *dir;
+    h_result r = host(&dir, "full", NULL, "tz");
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_true(t.n > 4);
+    assert_int_equal(unpaired_releases(&t), 0);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+}
+
 /* ---- other allocators ------------------------------------------------- */
 
 static const char *const allocators[] = {
@@ -358,6 +396,7 @@ int main(void)
         cmocka_unit_test_teardown(test_soft_limit_of_4_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_hard_limit_of_16_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
+        cmocka_unit_test_teardown(test_program_tzset_frees_only_what_it_allocated, h_teardown),
         cmocka_unit_test_teardown(test_tracer_first_over_jemalloc_and_tcmalloc, h_teardown),
         cmocka_unit_test_teardown(test_allocator_first_is_named_and_nothing_is_written, h_teardown),
         cmocka_unit_test_teardown(test_launcher_finds_a_scripts_trace_by_pid, h_teardown),

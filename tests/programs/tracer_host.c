@@ -20,6 +20,8 @@
  *   nofile            opens /dev/null until EMFILE, prints the numbers
  *   alarm             a SIGALRM every 100 us while it allocates, reads
  *                     and writes a pipe; prints what it saw
+ *   tz                switches TZ twice with tzset (glibc frees the zone
+ *                     it held) and prints a local hour
  */
 #include <alloca.h>
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static volatile int stop;
@@ -272,6 +275,22 @@ static int alarm_storm(void)
     return 0;
 }
 
+static int zones(void)
+{
+    churn(1000);
+    setenv("TZ", "Europe/Paris", 1);
+    tzset();
+    time_t t = 1700000000;
+    struct tm tm;
+    localtime_r(&t, &tm);
+    setenv("TZ", "America/New_York", 1);
+    tzset();
+    struct tm ny;
+    localtime_r(&t, &ny);
+    printf("Paris %d, New York %d\n", tm.tm_hour, ny.tm_hour);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -287,6 +306,8 @@ int main(int argc, char **argv)
         return nofile();
     if (strcmp(mode, "alarm") == 0)
         return alarm_storm();
-    fprintf(stderr, "usage: tracer_host closeall|daemon|dup2fork|errno|nofile|alarm ...\n");
+    if (strcmp(mode, "tz") == 0)
+        return zones();
+    fprintf(stderr, "usage: tracer_host closeall|daemon|dup2fork|errno|nofile|alarm|tz ...\n");
     return 2;
 }
