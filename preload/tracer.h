@@ -1,11 +1,14 @@
 /*
  * preload/tracer.h: the internal interface between the files of
  * liballoctrace.so. Nothing here is exported (the version script exports
- * only the malloc family, the exit/exec wrappers and the at_* API).
+ * only the malloc family, the exit/exec wrappers, the close family and the
+ * at_* API).
  *
  * The cut: hooks.c interposes and decides whether an event is traced;
- * unwind.c captures frames; format.c turns records and the header into
- * text; writer.c orders that text and owns the output;
+ * unwind.c captures frames (unwind_probe.c keeps libunwind free of
+ * descriptors); format.c turns records and the header into text;
+ * writer.c orders that text; outfd.c owns the trace's descriptor and the
+ * close family; tzoffset.c finds the local UTC offset;
  * maps.c turns loaded objects into map lines; live.c keeps the live blocks
  * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
  * exec, exit and fatal signals; config.c reads the environment.
