@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -129,8 +130,11 @@ static inline int ready(void)
 static inline int enter(int *saved, int *depth)
 {
     int g = at_guard;
-    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0))
+    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0)) {
+        if (g == AT_GUARD_PROBE)   /* at_hooks_shadowed's call reached us */
+            at_guard = AT_GUARD_PROBE_SEEN;
         return 0;
+    }
     if (g && at_cfg.leaks_mode)
         return 0;
     *saved = g;
@@ -284,16 +288,29 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* Our malloc, by its own address rather than through the symbol table. */
-extern __typeof(malloc) at_own_malloc __attribute__((copy(malloc), alias("malloc"), visibility("hidden")));
-
+/* Calls malloc the way the program does (through the symbol lookup) and
+ * sees whether this hook gets the call. Comparing addresses would not do:
+ * an executable that takes malloc's address has a "canonical" PLT entry
+ * that dlsym returns in place of the definition (python3 does). */
 const char *at_hooks_shadowed(void)
 {
-    void *bound = dlsym(RTLD_DEFAULT, "malloc");
-    if (!bound || bound == (void *)at_own_malloc)
+    void *(*volatile call)(size_t) = malloc;
+    int saved = at_guard;
+    at_guard = AT_GUARD_PROBE;
+    void *p = call(1);
+    int ours = at_guard == AT_GUARD_PROBE_SEEN;
+    at_guard = saved;
+    free(p);
+    if (ours)
         return NULL;
-    Dl_info di;
-    return dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] ? di.dli_fname : "the program";
+    /* Name the object, unless dlsym's answer is the executable's canonical
+     * entry (then the allocator is not known by name). */
+    Dl_info di, exe;
+    void *bound = dlsym(RTLD_DEFAULT, "malloc");
+    if (bound && dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] &&
+        !(dladdr((void *)getauxval(AT_PHDR), &exe) && exe.dli_fbase == di.dli_fbase))
+        return di.dli_fname;
+    return "the program itself (an allocator linked into it)";
 }
 
 EXPORT void *malloc(size_t n)

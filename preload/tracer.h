@@ -74,6 +74,8 @@ extern volatile int at_enabled AT_HIDDEN;      /* at_tracing_enable / toggle sig
  * through untraced. */
 extern __thread int at_guard AT_TLS AT_HIDDEN;
 #define AT_GUARD_UNWINDING 2   /* inside unw_backtrace: see hooks.c enter() */
+#define AT_GUARD_PROBE 3       /* at_hooks_shadowed's test call ... */
+#define AT_GUARD_PROBE_SEEN 4  /* ... reached our malloc */
 /* Context bits active on this thread. */
 extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
 
