@@ -10,7 +10,15 @@
  * (PROCESS: the program's base name). A forked child needs a name of its
  * own: a path with %p gets the child's pid, the default name too, and a
  * fixed path gets ".PID" appended.
+ *
+ * The tracer may start before libc has set up environ and
+ * program_invocation_name (its first allocation can come from a preinit
+ * function of the program): then the environment and argv[0] are read
+ * where the loader keeps them, after the argument vector it exports as
+ * _dl_argv.
  */
+#include <dlfcn.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +54,48 @@ static int bad(const char *name, const char *value, const char *want)
     return -1;
 }
 
+/* The loader's argument vector (environment after it), or NULL. */
+static char **loader_argv(void)
+{
+    char ***p = dlsym(RTLD_DEFAULT, "_dl_argv");
+    return p ? *p : NULL;
+}
+
+const char *at_getenv(const char *name)
+{
+    extern char **environ;
+    char **env = environ;
+    if (!env) {
+        env = loader_argv();
+        while (env && *env)
+            env++;
+        if (env)
+            env++;
+    }
+    size_t n = strlen(name);
+    for (; env && *env; env++)
+        if (strncmp(*env, name, n) == 0 && (*env)[n] == '=')
+            return *env + n + 1;
+    return NULL;
+}
+
+const char *at_argv0(void)
+{
+    if (program_invocation_name && program_invocation_name[0])
+        return program_invocation_name;
+    char **argv = loader_argv();
+    return argv && argv[0] ? argv[0] : "";
+}
+
+static const char *argv0_base(void)
+{
+    const char *a = at_argv0(), *slash = strrchr(a, '/');
+    return slash ? slash + 1 : a;
+}
+
 static int parse_bool(const char *name, int *out)
 {
-    const char *v = getenv(name);
+    const char *v = at_getenv(name);
     if (!v)
         return 0;
     static const char *yes[] = { "1", "yes", "on", "true" }, *no[] = { "0", "no", "off", "false" };
@@ -67,7 +114,7 @@ static int parse_bool(const char *name, int *out)
 
 static int parse_depth(void)
 {
-    const char *v = getenv(AT_ENV_DEPTH);
+    const char *v = at_getenv(AT_ENV_DEPTH);
     if (!v)
         return 0;
     char *end;
@@ -80,7 +127,7 @@ static int parse_depth(void)
 
 static int parse_signal(void)
 {
-    const char *v = getenv(AT_ENV_TOGGLE_SIG);
+    const char *v = at_getenv(AT_ENV_TOGGLE_SIG);
     if (!v || !*v)
         return 0;
     const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
@@ -110,7 +157,7 @@ static int parse_signal(void)
 
 static int parse_start(void)
 {
-    const char *v = getenv(AT_ENV_START);
+    const char *v = at_getenv(AT_ENV_START);
     if (!v)
         return 0;
     if (strcasecmp(v, "enabled") == 0 || strcmp(v, "1") == 0)
@@ -124,7 +171,7 @@ static int parse_start(void)
 
 static int parse_mode(void)
 {
-    const char *v = getenv(AT_ENV_MODE);
+    const char *v = at_getenv(AT_ENV_MODE);
     if (!v)
         return 0;
     if (strcmp(v, "full") == 0)
@@ -138,7 +185,7 @@ static int parse_mode(void)
 
 static int parse_output(void)
 {
-    const char *v = getenv(AT_ENV_OUTPUT);
+    const char *v = at_getenv(AT_ENV_OUTPUT);
     if (!v)
         return 0;
     if (!*v)
@@ -178,9 +225,8 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
     char num[24];
     num[at_fmt_dec(num, (uint64_t)pid)] = '\0';
     if (!at_cfg.output[0]) {
-        extern char *program_invocation_short_name;
         p = add(p, end, "alloctrace.");
-        p = add(p, end, program_invocation_short_name);
+        p = add(p, end, argv0_base());
         p = add(p, end, ".");
         p = add(p, end, num);
         p = add(p, end, ".txt");

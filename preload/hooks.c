@@ -127,14 +127,27 @@ static inline int ready(void)
  * instead: it ignores releases of unknown blocks anyway, and a thread still
  * alive at exit must not show its libunwind block as a leak.
  */
+static __attribute__((noinline)) int enter_slow(int g)
+{
+    if (g == AT_GUARD_PROBE) {   /* at_hooks_shadowed's call reached us */
+        at_guard = AT_GUARD_PROBE_SEEN;
+        return 0;
+    }
+    /* The first allocation of the process starts the tracer, and is
+     * traced (lifecycle.c). */
+    if (g == 0 && at_state == AT_STATE_UNINIT) {
+        at_start();
+        return at_state == AT_STATE_ACTIVE && at_enabled;
+    }
+    return 0;
+}
+
 static inline int enter(int *saved, int *depth)
 {
     int g = at_guard;
-    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0)) {
-        if (g == AT_GUARD_PROBE)   /* at_hooks_shadowed's call reached us */
-            at_guard = AT_GUARD_PROBE_SEEN;
+    if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0) &&
+        !enter_slow(g))
         return 0;
-    }
     if (g && at_cfg.leaks_mode)
         return 0;
     *saved = g;

@@ -1,9 +1,15 @@
 /*
  * preload/lifecycle.c: start-up, fork, exec, exit and fatal signals.
  *
- * - Start-up runs as a constructor, with the guard held: whatever the
- *   tracer allocates while reading the environment, loading libunwind and
- *   scanning maps goes untraced. A bad configuration leaves the tracer off.
+ * - Start-up runs at the first intercepted allocation, or in the
+ *   constructor if none came before (another library's constructor, a
+ *   preinit function or the loader may allocate first, and those blocks
+ *   must be in the trace like any other: heaptrack starts the same way).
+ *   It runs once, with the guard held: whatever the tracer allocates
+ *   while reading the environment, loading libunwind and scanning maps
+ *   goes untraced; other threads' calls meanwhile pass untraced. A bad
+ *   configuration leaves the tracer off. LD_PRELOAD is edited only once
+ *   libc has set up environ (the constructor does it if needed).
  * - exec: unless follow-exec is set, our entry is removed from LD_PRELOAD
  *   at start-up (in environ, which exec'd children inherit) - editing once
  *   there is cheaper and covers every exec variant, posix_spawn and
@@ -318,41 +324,67 @@ static void install_signals(void)
 
 /* ---- start-up ----------------------------------------------------------- */
 
-__attribute__((constructor)) static void at_init(void)
+static atomic_int started;      /* 0, 1 while starting, 2 once done */
+static int env_pending;         /* LD_PRELOAD still to be edited */
+
+/* Edits LD_PRELOAD once libc owns environ: before that (a start from a
+ * preinit function) libc would replace environ with the original vector. */
+static void edit_environment(void)
 {
+    extern char **environ;
+    if (env_pending && environ) {
+        env_pending = 0;
+        strip_ld_preload();
+    }
+}
+
+void at_start(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&started, &expected, 1))
+        return;
+    int saved = at_guard;
     at_guard = 1;
     at_resolve_real();
     my_pid = getpid();
-    if (!at_real.free || at_config_load() < 0) {
-        at_state = AT_STATE_OFF;
-        at_guard = 0;
-        return;
-    }
-    if (!at_cfg.follow_exec)
-        strip_ld_preload();
+    if (!at_real.free || at_config_load() < 0)
+        goto off;
+    env_pending = !at_cfg.follow_exec;
+    edit_environment();
     /* An allocator preloaded before the tracer gets every call: nothing
      * would be recorded, so no trace at all, and one line saying why. */
     const char *first = at_hooks_shadowed();
     if (first) {
         at_warn("malloc is taken by ", first,
                 ", loaded before the tracer: put liballoctrace.so first in LD_PRELOAD; running untraced");
-        at_state = AT_STATE_OFF;
-        at_guard = 0;
-        return;
+        goto off;
     }
     at_maps_init();
     at_unwind_init();
     if (at_cfg.leaks_mode)
         at_live_init();
-    if (at_writer_open(my_pid, 0) < 0) {
-        at_state = AT_STATE_OFF;
-        at_guard = 0;
-        return;
-    }
+    if (at_writer_open(my_pid, 0) < 0)
+        goto off;
     at_maps_refresh();
     at_enabled = at_cfg.start_enabled;
     install_signals();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     at_state = AT_STATE_ACTIVE;
-    at_guard = 0;
+    at_guard = saved;
+    atomic_store(&started, 2);
+    return;
+off:
+    at_state = AT_STATE_OFF;
+    at_guard = saved;
+    atomic_store(&started, 2);
+}
+
+/* Starts the tracer if no allocation did before (see hooks.c enter()). */
+__attribute__((constructor)) static void at_init(void)
+{
+    at_start();
+    int saved = at_guard;
+    at_guard = 1;
+    edit_environment();
+    at_guard = saved;
 }

@@ -45,6 +45,9 @@ int at_config_load(void) AT_HIDDEN;
 /* The output path for process `pid` (expands %p, or builds the default
  * name); `child` is set for a forked child, whose name must differ. */
 void at_config_output_path(char *out, size_t cap, pid_t pid, int child) AT_HIDDEN;
+/* getenv and argv[0] that work before libc is initialised (config.c). */
+const char *at_getenv(const char *name) AT_HIDDEN;
+const char *at_argv0(void) AT_HIDDEN;
 
 /* ---- hooks.c ----------------------------------------------------------- */
 struct at_real {
@@ -295,6 +298,9 @@ void at_shadow_fork_child(void) AT_HIDDEN;
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
 
 /* ---- lifecycle.c ------------------------------------------------------- */
+/* Starts the tracer, once: from the first intercepted allocation or the
+ * constructor, whichever comes first. */
+void at_start(void) AT_HIDDEN;
 /* Writes everything the run holds: leaks, buffers. Idempotent. */
 void at_finish(void) AT_HIDDEN;
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;

@@ -230,7 +230,7 @@ static long file_offset(const char *path, int64_t t, int *ok)
 
 long at_tz_offset(int64_t t)
 {
-    const char *tz = getenv("TZ");
+    const char *tz = at_getenv("TZ");
     int ok;
     if (!tz)
         return file_offset("/etc/localtime", t, &ok);

@@ -405,8 +405,7 @@ static void write_header(pid_t pid, int child)
     if (!child)   /* not localtime_r: tzoffset.c says why */
         gmtoff_us = (int64_t)at_tz_offset(time(NULL)) * 1000000;
     local_tm(&tm);
-    extern char *program_invocation_name;
-    at_append_raw(h, at_format_header(h, sizeof h, &tm, program_invocation_name, pid));
+    at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
 }
 
 int at_writer_open(pid_t pid, int child)

@@ -5,7 +5,8 @@
 TRACER_PROG_DIR := $(B)/tests/programs
 TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
                   tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
-                  tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host)
+                  tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host \
+                  libtracer_ctorlib.so tracer_early)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
 INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))
@@ -27,6 +28,16 @@ $(TRACER_PROG_DIR)/libtracer_bumpalloc.so: tests/programs/tracer_bumpalloc.c
 $(TRACER_PROG_DIR)/tracer_ownalloc: tests/programs/tracer_ownalloc.c $(TRACER_PROG_DIR)/libtracer_bumpalloc.so
 	@mkdir -p $(@D)
 	$(CC) $(TRACER_PROG_CFLAGS) $< -o $@ -L$(TRACER_PROG_DIR) -ltracer_bumpalloc -Wl,-rpath,'$$ORIGIN'
+
+# Allocations before the tracer's constructor: a library constructor's and
+# the program's preinit function's.
+$(TRACER_PROG_DIR)/libtracer_ctorlib.so: tests/programs/tracer_ctorlib.c
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) -shared -fPIC $< -o $@
+
+$(TRACER_PROG_DIR)/tracer_early: tests/programs/tracer_early.c $(TRACER_PROG_DIR)/libtracer_ctorlib.so
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) $< -o $@ -L$(TRACER_PROG_DIR) -ltracer_ctorlib -Wl,-rpath,'$$ORIGIN'
 
 # The same calls in a non-PIE executable: its map line starts at its lowest
 # PT_LOAD and its addresses are absolute.

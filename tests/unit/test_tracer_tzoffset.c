@@ -18,6 +18,12 @@
 
 #include "tracer.h"
 
+/* config.c's, which also works before libc is initialised; here libc is. */
+const char *at_getenv(const char *name)
+{
+    return getenv(name);
+}
+
 static void offset_matches_localtime(const char *zone)
 {
     if (zone)
