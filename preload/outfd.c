@@ -6,10 +6,10 @@
  *
  * - It lives at >= 1000 (F_DUPFD_CLOEXEC), above the numbers programs get
  *   from open(), so the program never finds a number taken that it would
- *   have had. It is opened once, in the constructor, before the program's
- *   code runs: a later open() would take the lowest free number for a
- *   moment, which a daemon that just closed 0-2 in another thread expects
- *   to get.
+ *   have had. It is opened once, at start-up (the first allocation or
+ *   the constructor), while the process has one thread: a later open()
+ *   would take the lowest free number for a moment, which a daemon that
+ *   just closed 0-2 in another thread expects to get.
  * - The close family is interposed so that the program cannot close it or
  *   put something else at its number: to the program the number is not
  *   open (close and close_range/closefrom skip it; close(it) is EBADF, as
