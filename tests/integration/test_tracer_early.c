@@ -11,54 +11,6 @@
 
 #include <unistd.h>
 
-/* The live ids of a trace, in an open-addressing set; 1 marks a removed
- * slot (no block has id 1). Traces of real programs are big. */
-#define SET_CAP (1u << 21)
-#define REMOVED 1
-
-static size_t slot_of(uint64_t id)
-{
-    return (size_t)((id >> 4) * 0x9e3779b97f4a7c15ull) & (SET_CAP - 1);
-}
-
-static void set_add(uint64_t *set, uint64_t id)
-{
-    size_t h = slot_of(id), free_slot = SET_CAP;
-    for (; set[h]; h = (h + 1) & (SET_CAP - 1)) {
-        if (set[h] == id)
-            return;
-        if (set[h] == REMOVED && free_slot == SET_CAP)
-            free_slot = h;
-    }
-    set[free_slot == SET_CAP ? h : free_slot] = id;
-}
-
-static int set_remove(uint64_t *set, uint64_t id)
-{
-    for (size_t h = slot_of(id); set[h]; h = (h + 1) & (SET_CAP - 1))
-        if (set[h] == id) {
-            set[h] = REMOVED;
-            return 1;
-        }
-    return 0;
-}
-
-/* Releases of blocks not allocated earlier in the trace (or released
- * already). */
-static size_t unpaired_releases(const struct t_trace *t)
-{
-    uint64_t *set = calloc(SET_CAP, sizeof *set);
-    size_t bad = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (!t->recs[i].release)
-            set_add(set, t->recs[i].id);
-        else if (!set_remove(set, t->recs[i].id))
-            bad++;
-    }
-    free(set);
-    return bad;
-}
-
 static void test_preinit_and_constructor_allocations_come_first(void **state)
 {
     (void)state;
@@ -82,7 +34,7 @@ static void test_preinit_and_constructor_allocations_come_first(void **state)
         assert_int_equal(t.recs[i].size, sizes[i]);
         assert_true(t.recs[i].nframes > 0);
     }
-    assert_int_equal(unpaired_releases(&t), 0);
+    assert_int_equal(t_unpaired_releases(&t), 0);
     /* The header names the program although libc had not set
      * program_invocation_name yet. */
     assert_non_null(strstr(t.header, "process="));
@@ -135,7 +87,7 @@ static void every_release_pairs(const char *const argv[])
     assert_string_equal(r.out, plain.out);
     struct t_trace t = t_load(trace);
     assert_true(t.n > 10);
-    size_t bad = unpaired_releases(&t);
+    size_t bad = t_unpaired_releases(&t);
     if (bad)
         fail_msg("%s: %zu release(s) of blocks the trace never allocated", argv[0], bad);
     t_free(&t);

@@ -39,14 +39,6 @@ static char *read_in(const char *dir, const char *file)
     return text;
 }
 
-static size_t count_allocs(const struct t_trace *t, uint64_t size)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < t->n; i++)
-        n += !t->recs[i].release && t->recs[i].size == size;
-    return n;
-}
-
 /* The trace of a traced run is whole; in full mode it holds the churn's
  * allocations (every host churns 1000 blocks or more of 10..209 bytes, 5 of each size). */
 static void check_trace(const char *dir, const char *mode)
@@ -55,7 +47,7 @@ static void check_trace(const char *dir, const char *mode)
     struct t_trace t = t_load(path);
     assert_true(t.complete);
     if (strcmp(mode, "full") == 0)
-        assert_true(count_allocs(&t, 50) >= 5);
+        assert_true(t_count_allocs(&t, 50) >= 5);
     else
         assert_true(t.leak_summary);
     t_free(&t);
@@ -218,23 +210,6 @@ static void test_sigalrm_every_100us(void **state)
 
 /* ---- start-up ----------------------------------------------------------- */
 
-/* Releases in file order of blocks the trace never allocated (or already
- * released). Traces here are small: a scan per release. */
-static size_t unpaired_releases(const struct t_trace *t)
-{
-    size_t bad = 0;
-    for (size_t i = 0; i < t->n; i++) {
-        if (!t->recs[i].release)
-            continue;
-        int live = 0;
-        for (size_t j = 0; j < i; j++)
-            if (t->recs[j].id == t->recs[i].id)
-                live = !t->recs[j].release;
-        bad += !live;
-    }
-    return bad;
-}
-
 /* The tracer finds the local time without localtime_r: the zone glibc
  * frees at the program's tzset is one the program's own calls loaded. */
 static void test_program_tzset_frees_only_what_it_allocated(void **state)
@@ -248,7 +223,7 @@ static void test_program_tzset_frees_only_what_it_allocated(void **state)
     char *path = h_fmt("%s/trace.txt", dir);
     struct t_trace t = t_load(path);
     assert_true(t.n > 4);
-    assert_int_equal(unpaired_releases(&t), 0);
+    assert_int_equal(t_unpaired_releases(&t), 0);
     t_free(&t);
     free(path);
     h_result_free(&r);

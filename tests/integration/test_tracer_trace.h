@@ -283,6 +283,63 @@ static inline const struct t_map *t_map_of(const struct t_trace *t, uint64_t add
     return found;
 }
 
+/* Allocation records of `size` bytes. */
+static inline size_t t_count_allocs(const struct t_trace *t, uint64_t size)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += !t->recs[i].release && t->recs[i].size == size;
+    return n;
+}
+
+/* The live ids of a trace, in an open-addressing set; 1 marks a removed
+ * slot (no block has id 1). Traces of real programs are big. */
+#define T_SET_CAP (1u << 21)
+#define T_REMOVED 1
+
+static inline size_t t_slot_of(uint64_t id)
+{
+    return (size_t)((id >> 4) * 0x9e3779b97f4a7c15ull) & (T_SET_CAP - 1);
+}
+
+static inline void t_set_add(uint64_t *set, uint64_t id)
+{
+    size_t h = t_slot_of(id), free_slot = T_SET_CAP;
+    for (; set[h]; h = (h + 1) & (T_SET_CAP - 1)) {
+        if (set[h] == id)
+            return;
+        if (set[h] == T_REMOVED && free_slot == T_SET_CAP)
+            free_slot = h;
+    }
+    set[free_slot == T_SET_CAP ? h : free_slot] = id;
+}
+
+static inline int t_set_remove(uint64_t *set, uint64_t id)
+{
+    for (size_t h = t_slot_of(id); set[h]; h = (h + 1) & (T_SET_CAP - 1))
+        if (set[h] == id) {
+            set[h] = T_REMOVED;
+            return 1;
+        }
+    return 0;
+}
+
+/* Releases of blocks not allocated earlier in the trace (or released
+ * already). */
+static inline size_t t_unpaired_releases(const struct t_trace *t)
+{
+    uint64_t *set = calloc(T_SET_CAP, sizeof *set);
+    size_t bad = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (!t->recs[i].release)
+            t_set_add(set, t->recs[i].id);
+        else if (!t_set_remove(set, t->recs[i].id))
+            bad++;
+    }
+    free(set);
+    return bad;
+}
+
 /* "KEY ADDRESS" in a program's output -> ADDRESS. */
 static inline uint64_t t_out_addr(const char *out, const char *key)
 {
