@@ -8,6 +8,7 @@
  * name gets the next free bit (the same bit if registered again) and its
  * "@ BIT : NAME" line is written before any call that can use it.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -82,7 +83,9 @@ EXPORT void at_trace_flush(void)
     at_guard = 1;
     /* Not from a signal handler that interrupted the tracer on this thread:
      * it may hold ev_lock or be copying a record the flush would wait for. */
+    int e = errno;   /* the write's errno is not the program's */
     if (at_state == AT_STATE_ACTIVE && !at_cfg.leaks_mode && !saved)
         at_writer_flush();
+    errno = e;
     at_guard = saved;
 }

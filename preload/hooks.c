@@ -136,7 +136,9 @@ static __attribute__((noinline)) int enter_slow(int g)
     /* The first allocation of the process starts the tracer, and is
      * traced (lifecycle.c). */
     if (g == 0 && at_state == AT_STATE_UNINIT) {
+        int e = errno;
         at_start();
+        errno = e;
         return at_state == AT_STATE_ACTIVE && at_enabled;
     }
     return 0;

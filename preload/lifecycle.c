@@ -8,8 +8,8 @@
  *   It runs once, with the guard held: whatever the tracer allocates
  *   while reading the environment, loading libunwind and scanning maps
  *   goes untraced; other threads' calls meanwhile pass untraced. A bad
- *   configuration leaves the tracer off. LD_PRELOAD is edited only once
- *   libc has set up environ (the constructor does it if needed).
+ *   configuration leaves the tracer off. LD_PRELOAD is edited by the
+ *   constructor (see edit_environment).
  * - exec: unless follow-exec is set, our entry is removed from LD_PRELOAD
  *   at start-up (in environ, which exec'd children inherit) - editing once
  *   there is cheaper and covers every exec variant, posix_spawn and
@@ -31,6 +31,7 @@
  *   async-signal-safe calls, then re-raise with the default action.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -270,6 +271,7 @@ static void fork_child(void)
 {
     if (at_state != AT_STATE_ACTIVE)
         return;
+    int e = errno;
     if (at_cfg.leaks_mode)
         at_live_fork_child();
     at_writer_fork_child();
@@ -281,6 +283,7 @@ static void fork_child(void)
     else
         at_context_write_registry();
     at_guard = fork_saved_guard;
+    errno = e;
 }
 
 /* ---- signals ---------------------------------------------------------- */
@@ -327,8 +330,10 @@ static void install_signals(void)
 static atomic_int started;      /* 0, 1 while starting, 2 once done */
 static int env_pending;         /* LD_PRELOAD still to be edited */
 
-/* Edits LD_PRELOAD once libc owns environ: before that (a start from a
- * preinit function) libc would replace environ with the original vector. */
+/* Edits LD_PRELOAD, from the constructor only: before libc owns environ
+ * (a start from a preinit function) libc would replace it with the
+ * original vector, and a start from inside the program's setenv would
+ * wait on the environment lock its own thread holds. */
 static void edit_environment(void)
 {
     extern char **environ;
@@ -349,8 +354,7 @@ void at_start(void)
     my_pid = getpid();
     if (!at_real.free || at_config_load() < 0)
         goto off;
-    env_pending = !at_cfg.follow_exec;
-    edit_environment();
+    env_pending = !at_cfg.follow_exec;   /* done by the constructor */
     /* An allocator preloaded before the tracer gets every call: nothing
      * would be recorded, so no trace at all, and one line saying why. */
     const char *first = at_hooks_shadowed();
@@ -382,9 +386,11 @@ off:
 /* Starts the tracer if no allocation did before (see hooks.c enter()). */
 __attribute__((constructor)) static void at_init(void)
 {
+    int e = errno;
     at_start();
     int saved = at_guard;
     at_guard = 1;
     edit_environment();
     at_guard = saved;
+    errno = e;
 }

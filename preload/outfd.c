@@ -169,10 +169,16 @@ int at_outfd_write(const char *p, size_t n)
     if (!out_path[0])
         return -1;
     pthread_mutex_lock(&fd_lock);
-    int was_transient = transient;
-    int fd = was_transient ? open_for_write() : kept_fd();
+    int fd = transient ? open_for_write() : kept_fd();
+    int kept = !transient;   /* kept_fd may have turned transient */
     int rc = fd < 0 ? -1 : 0;
     while (fd >= 0 && n > 0) {
+        /* A signal handler on this thread may have moved the trace
+         * (dup2 onto it): write to where it is now. */
+        if (kept && (fd = atomic_load(&out_fd)) < 0) {
+            rc = -1;
+            break;
+        }
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
             continue;
@@ -183,7 +189,7 @@ int at_outfd_write(const char *p, size_t n)
         p += w;
         n -= (size_t)w;
     }
-    if (fd >= 0 && (was_transient || transient))
+    if (fd >= 0 && !kept)
         __close(fd);
     pthread_mutex_unlock(&fd_lock);
     return rc;
