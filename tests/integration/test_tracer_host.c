@@ -324,8 +324,31 @@ static void test_launcher_finds_a_scripts_trace_by_pid(void **state)
     assert_int_equal(sscanf(line, "alloctrace: trace: %255s", name), 1);
     char *path = h_fmt("%s/%s", dir, name);
     assert_int_equal(access(path, R_OK), 0);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: note: \\./s\\.sh ran as [a-z]+ \\(a script or a "
+                                          "shim\\); --follow-exec traces the programs it runs too$"), 1);
     free(path);
     free(line);
+    h_result_free(&r);
+}
+
+/* A shim (as pyenv's python3): a script that execs the real program. With
+ * --follow-exec every image of the pid has a trace; the launcher names
+ * the last one, the real program's. */
+static void test_launcher_names_the_real_program_behind_a_shim(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *prog = h_path("build/tests/programs/tracer_calls");
+    h_result r = h_sh("cd '%s' && printf '#!/bin/sh\\nexec %s \\\"$@\\\"\\n' > shim && chmod +x shim && "
+                      "'%s/scripts/alloctrace' --follow-exec -- ./shim", dir, prog, h_root());
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt "
+                                          "\\([0-9]+ events\\)$"), 1);
+    assert_null(strstr(r.err, "note:"));
+    h_result ls = h_sh("ls '%s'", dir);
+    assert_int_equal(h_count_lines(ls.out, "^alloctrace\\.sh\\.[0-9]+\\.txt$"), 1);
+    h_result_free(&ls);
+    free(prog);
     h_result_free(&r);
 }
 
@@ -375,6 +398,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tracer_first_over_jemalloc_and_tcmalloc, h_teardown),
         cmocka_unit_test_teardown(test_allocator_first_is_named_and_nothing_is_written, h_teardown),
         cmocka_unit_test_teardown(test_launcher_finds_a_scripts_trace_by_pid, h_teardown),
+        cmocka_unit_test_teardown(test_launcher_names_the_real_program_behind_a_shim, h_teardown),
         cmocka_unit_test_teardown(test_launcher_warns_about_setuid_only_when_it_applies, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
