@@ -267,6 +267,13 @@ static void test_tracer_first_over_jemalloc_and_tcmalloc(void **state)
             assert_int_equal(r.status, 0);
             assert_string_equal(r.out, "forks 50\n");
             assert_string_equal(r.err, "");
+            /* errno in 8 threads, and ENOMEM from the allocator itself. */
+            char *host_prog = h_path("build/tests/programs/tracer_host");
+            h_result e = h_sh("LD_PRELOAD='%s' ALLOCTRACE_OUTPUT='%s/e.%%p' ALLOCTRACE_MODE=%s '%s' errno",
+                              lib, dir, modes[m], host_prog);
+            assert_string_equal(e.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+            h_result_free(&e);
+            free(host_prog);
             if (m == 0) {   /* full mode: every child's 888 is in its trace */
                 h_result c = h_sh("grep -l '^[0-9]*\\. .*malloc(888) = ' '%s'/t.* | wc -l", dir);
                 assert_string_equal(c.out, "50\n");
