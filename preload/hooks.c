@@ -22,6 +22,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,8 +135,9 @@ static __attribute__((noinline)) int enter_slow(int g)
         return 0;
     }
     /* The first allocation of the process starts the tracer, and is
-     * traced (lifecycle.c). */
-    if (g == 0 && at_state == AT_STATE_UNINIT) {
+     * traced (lifecycle.c); not while the loader is changing the list of
+     * objects (inside a dlopen): starting loads libunwind. */
+    if (g == 0 && at_state == AT_STATE_UNINIT && _r_debug.r_state == RT_CONSISTENT) {
         int e = errno;
         at_start();
         errno = e;
