@@ -192,6 +192,16 @@ static void test_soft_limit_of_4_descriptors(void **state)
     free(out);
 }
 
+/* The program exits holding every number its soft limit allows: the
+ * trace is written at exit through one number borrowed above the limit. */
+static void test_soft_limit_all_in_use_at_exit(void **state)
+{
+    (void)state;
+    char *out = same_as_plain("ulimit -S -n 16;", "nofile keep", NULL);
+    assert_non_null(strstr(out, "then Too many open files\n"));
+    free(out);
+}
+
 static void test_hard_limit_of_16_descriptors(void **state)
 {
     (void)state;
@@ -399,6 +409,7 @@ int main(void)
         cmocka_unit_test_teardown(test_errno_kept_when_the_trace_cannot_be_written, h_teardown),
         cmocka_unit_test_teardown(test_errno_kept_on_a_full_disk, h_teardown),
         cmocka_unit_test_teardown(test_soft_limit_of_4_descriptors, h_teardown),
+        cmocka_unit_test_teardown(test_soft_limit_all_in_use_at_exit, h_teardown),
         cmocka_unit_test_teardown(test_hard_limit_of_16_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
         cmocka_unit_test_teardown(test_program_tzset_frees_only_what_it_allocated, h_teardown),

@@ -17,7 +17,8 @@
  *   errno             8 threads check that successful malloc/calloc/
  *                     realloc/free leave errno as they found it; then a
  *                     failing malloc must give ENOMEM
- *   nofile            opens /dev/null until EMFILE, prints the numbers
+ *   nofile [keep]     opens /dev/null until EMFILE, prints the numbers
+ *                     (with keep, exits with all of them still open)
  *   alarm             a SIGALRM every 100 us while it allocates, reads
  *                     and writes a pipe; prints what it saw
  *   tz                switches TZ twice with tzset (glibc frees the zone
@@ -208,7 +209,7 @@ static int errno_kept(void)
     return 0;
 }
 
-static int nofile(void)
+static int nofile(int keep)
 {
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
@@ -223,6 +224,8 @@ static int nofile(void)
     for (int i = 0; i < n; i++)
         printf(" %d", fds[i]);
     printf("; then %s\n", strerror(e));
+    if (keep)   /* every number stays in use until exit */
+        return 0;
     for (int i = 0; i < n; i++)
         close(fds[i]);
     int p[2];
@@ -303,7 +306,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "errno") == 0)
         return errno_kept();
     if (strcmp(mode, "nofile") == 0)
-        return nofile();
+        return nofile(argc > 2 && strcmp(argv[2], "keep") == 0);
     if (strcmp(mode, "alarm") == 0)
         return alarm_storm();
     if (strcmp(mode, "tz") == 0)
