@@ -15,6 +15,10 @@
  *   us - goes straight to libc, untraced. A signal handler can therefore
  *   never wait on a lock its own thread holds. The one exception, inside
  *   unw_backtrace, is explained at enter().
+ * - errno: each hook leaves the program's errno as the real allocator
+ *   left it (ENOMEM on failure still reaches the caller); what the tracer
+ *   does around the call (unwinding, writes, the start) is undone.
+ * - The first allocation of the process starts the tracer (lifecycle.c).
  * - A release is recorded (and so numbered and placed in the file) before
  *   the memory goes back to libc; an allocation after libc returned it.
  *   Together that makes index order the true order even when another
@@ -116,18 +120,7 @@ static inline int ready(void)
     return at_real.free != NULL;
 }
 
-/*
- * Whether this call is to be traced; on yes the guard is taken and the
- * frame depth to use is returned through *depth. Guard values: 0 = not in
- * the tracer, 1 = in the tracer (pass through), AT_GUARD_UNWINDING = inside
- * unw_backtrace. An allocation made there - the loader's lazy allocation
- * of libunwind's thread-local block, the first time a thread unwinds - is
- * recorded, without frames (no nested unwinding), so that its release at
- * thread exit pairs with it. No tracer lock is held while unwinding, so
- * recording then cannot deadlock. Leaks mode lets them pass untraced
- * instead: it ignores releases of unknown blocks anyway, and a thread still
- * alive at exit must not show its libunwind block as a leak.
- */
+/* The rare paths of enter(): the start-up's probe, the first allocation. */
 static __attribute__((noinline)) int enter_slow(int g)
 {
     if (g == AT_GUARD_PROBE) {   /* at_hooks_shadowed's call reached us */
@@ -146,6 +139,18 @@ static __attribute__((noinline)) int enter_slow(int g)
     return 0;
 }
 
+/*
+ * Whether this call is to be traced; on yes the guard is taken and the
+ * frame depth to use is returned through *depth. Guard values: 0 = not in
+ * the tracer, 1 = in the tracer (pass through), AT_GUARD_UNWINDING = inside
+ * unw_backtrace. An allocation made there - the loader's lazy allocation
+ * of libunwind's thread-local block, the first time a thread unwinds - is
+ * recorded, without frames (no nested unwinding), so that its release at
+ * thread exit pairs with it. No tracer lock is held while unwinding, so
+ * recording then cannot deadlock. Leaks mode lets them pass untraced
+ * instead: it ignores releases of unknown blocks anyway, and a thread still
+ * alive at exit must not show its libunwind block as a leak.
+ */
 static inline int enter(int *saved, int *depth)
 {
     int g = at_guard;
