@@ -171,6 +171,12 @@ int at_outfd_write(const char *p, size_t n)
     pthread_mutex_lock(&fd_lock);
     int fd = transient ? open_for_write() : kept_fd();
     int kept = !transient;   /* kept_fd may have turned transient */
+    static int warned;
+    if (fd < 0 && !kept && !warned) {
+        warned = 1;
+        at_warn(out_path, ": cannot open the trace to write it, records are lost: ",
+                strerror(errno));
+    }
     int rc = fd < 0 ? -1 : 0;
     while (fd >= 0 && n > 0) {
         /* A signal handler on this thread may have moved the trace

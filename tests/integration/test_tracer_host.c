@@ -202,6 +202,25 @@ static void test_soft_limit_all_in_use_at_exit(void **state)
     free(out);
 }
 
+/* Soft and hard limit 4, every number in use at exit: the trace cannot be
+ * opened; the program runs as plain and the tracer says so in one line. */
+static void test_hard_limit_all_in_use_at_exit_is_said_in_one_line(void **state)
+{
+    (void)state;
+    char *dir;
+    h_result plain = host(&dir, NULL, "ulimit -n 4;", "nofile keep");
+    for (size_t m = 0; m < 2; m++) {
+        h_result r = host(&dir, modes[m], "ulimit -n 4;", "nofile keep");
+        assert_int_equal(r.status, plain.status);
+        assert_string_equal(r.out, plain.out);
+        assert_int_equal(h_count_lines(r.err, "^alloctrace: .*/trace\\.txt: cannot open the trace to write "
+                                              "it, records are lost: Too many open files$"), 1);
+        assert_int_equal(h_count_lines(r.err, ""), 1);   /* that line only */
+        h_result_free(&r);
+    }
+    h_result_free(&plain);
+}
+
 static void test_hard_limit_of_16_descriptors(void **state)
 {
     (void)state;
@@ -410,6 +429,7 @@ int main(void)
         cmocka_unit_test_teardown(test_errno_kept_on_a_full_disk, h_teardown),
         cmocka_unit_test_teardown(test_soft_limit_of_4_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_soft_limit_all_in_use_at_exit, h_teardown),
+        cmocka_unit_test_teardown(test_hard_limit_all_in_use_at_exit_is_said_in_one_line, h_teardown),
         cmocka_unit_test_teardown(test_hard_limit_of_16_descriptors, h_teardown),
         cmocka_unit_test_teardown(test_sigalrm_every_100us, h_teardown),
         cmocka_unit_test_teardown(test_program_tzset_frees_only_what_it_allocated, h_teardown),
