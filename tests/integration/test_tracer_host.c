@@ -13,6 +13,9 @@
 
 static const char *const modes[] = { "full", "leaks" };
 
+/* What `tracer_host errno` prints when errno was never changed under it. */
+#define ERRNO_KEPT "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n"
+
 /* Runs `sh -c "SETUP exec [tracer] tracer_host ARGS"` in its own new
  * directory (returned through *dirp); mode NULL runs plain. The trace is
  * DIR/trace.txt. */
@@ -141,7 +144,7 @@ static void test_errno_kept_by_successful_calls_in_8_threads(void **state)
 {
     (void)state;
     char *out = same_as_plain(NULL, "errno", NULL);
-    assert_string_equal(out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+    assert_string_equal(out, ERRNO_KEPT);
     free(out);
 }
 
@@ -154,7 +157,7 @@ static void test_errno_kept_when_the_trace_cannot_be_written(void **state)
         char *dir;
         h_result r = host(&dir, modes[m], "trap '' XFSZ; ulimit -f 2;", "errno");
         assert_int_equal(r.status, 0);
-        assert_string_equal(r.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+        assert_string_equal(r.out, ERRNO_KEPT);
         h_result_free(&r);
     }
 }
@@ -178,7 +181,7 @@ static void test_errno_kept_on_a_full_disk(void **state)
                           "ALLOCTRACE_OUTPUT=/mnt/trace.txt ALLOCTRACE_MODE=%s %s errno'",
                           h_root(), modes[m], prog);
         assert_int_equal(r.status, 0);
-        assert_string_equal(r.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+        assert_string_equal(r.out, ERRNO_KEPT);
         h_result_free(&r);
     }
     free(prog);
@@ -300,7 +303,7 @@ static void test_tracer_first_over_jemalloc_and_tcmalloc(void **state)
             char *host_prog = h_path("build/tests/programs/tracer_host");
             h_result e = h_sh("LD_PRELOAD='%s' ALLOCTRACE_OUTPUT='%s/e.%%p' ALLOCTRACE_MODE=%s '%s' errno",
                               lib, dir, modes[m], host_prog);
-            assert_string_equal(e.out, "errno changed 0 times; failing malloc: NULL, errno ENOMEM\n");
+            assert_string_equal(e.out, ERRNO_KEPT);
             h_result_free(&e);
             free(host_prog);
             if (m == 0) {   /* full mode: every child's 888 is in its trace */
