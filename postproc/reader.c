@@ -949,25 +949,46 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
  * list never seen is parsed line by line (and remembered if it was nothing
  * but well-formed frame lines). Returns the end of the blank line, or NULL
  * to go the ordinary way. */
+/* The blank line that ends the frame list starting at p: *stop is set to
+ * the line end before it, and the end of the blank line is returned (NULL
+ * when it is not in the buffer yet). Both "\n\n" and "\r\n\r\n" end a
+ * list; looking for "\n\n" alone would miss every CRLF list and scan to
+ * the end of the buffer for each record. memchr is much faster than
+ * memmem on short lines. */
+static const char *find_blank_line(const char *p, const char *end, const char **stop)
+{
+    for (const char *nl = p;; nl++) {
+        nl = memchr(nl, '\n', (size_t)(end - nl));
+        if (!nl || nl + 1 >= end)
+            return NULL;
+        if (nl[1] == '\n') {
+            *stop = nl;
+            return nl + 2;
+        }
+        if (nl[1] == '\r') {
+            if (nl + 2 >= end)
+                return NULL;
+            if (nl[2] == '\n') {
+                *stop = nl;
+                return nl + 3;
+            }
+        }
+    }
+}
+
 static const char *fast_frames(reader *r, const char *p, const char *end)
 {
-    /* the blank line: memchr is much faster than memmem on short lines */
-    const char *stop = p;
-    for (;;) {
-        stop = memchr(stop, '\n', (size_t)(end - stop));
-        if (!stop || stop + 1 >= end)
-            return NULL;
-        if (stop[1] == '\n')
-            break;
-        stop++;
-    }
+    const char *stop;
+    const char *next = find_blank_line(p, end, &stop);
+    if (!next)
+        return NULL;
     size_t len = (size_t)(stop + 1 - p);
     uint64_t h = raw_hash(p, len);
     raw_slot *slot = raw_find(r, h, p, len);
     if (slot->stack) {
         r->lineno += slot->stack->nframes + 1;
         emit_calls(r, slot->stack);
-        return stop + 2;
+        return next;
     }
     uint64_t warnings = r->d->warnings;
     size_t lines = 0;
@@ -977,7 +998,7 @@ static const char *fast_frames(reader *r, const char *p, const char *end)
         q = nl + 1;
     }
     if (r->stop)
-        return stop + 2;
+        return next;
     if (r->st == ST_FRAMES && r->nframes == lines && r->ncomments == 0 &&
         r->d->warnings == warnings) {
         r->lineno++;
@@ -989,9 +1010,10 @@ static const char *fast_frames(reader *r, const char *p, const char *end)
         memcpy(slot->text, p, len);
         r->raw_used++;
     } else {
-        one_line(r, stop + 1, 0); /* the blank line, the ordinary way */
+        /* the blank line, the ordinary way ("\r" or nothing) */
+        one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
     }
-    return stop + 2;
+    return next;
 }
 
 /* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
