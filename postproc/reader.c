@@ -27,6 +27,7 @@
  *   be cut short, and a wrong stack is worse than none.
  */
 #include "reader.h"
+#include "input.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -79,6 +80,7 @@ typedef struct reader {
     uint64_t lineno;
     state st;
     bool stop;
+    bool gave_up; /* stopped on input that is no trace, without --strict */
     bool have_index;
     uint64_t last_index;
     uint64_t block_line;
@@ -1051,59 +1053,135 @@ static void partial_tail(reader *r, const char *p, size_t n)
     at_eof(r, true);
 }
 
-int at_read_mem(const char *data, size_t len, at_trace *t, at_stage *sink, at_diag *d)
+/* ---- input that is not a trace ------------------------------------------ */
+
+/* How much of the input is judged before any of it is read as a trace:
+ * far more than any header line (a few hundred bytes). */
+#define SNIFF_BYTES (64u << 10)
+
+/* A control byte that text does not hold (file(1) judges the same way);
+ * TAB, FF, VT, BEL, BS and ESC pass. */
+static bool is_binary_byte(unsigned char c)
 {
-    reader r;
-    reader_init(&r, t, sink, d);
-    size_t used = feed(&r, data, len);
-    if (!r.stop) {
-        if (used < len)
-            partial_tail(&r, data + used, len - used);
-        else
-            at_eof(&r, false);
-    }
-    reader_done(&r);
-    return r.stop ? -1 : 0;
+    if (c >= 0x20)
+        return c == 0x7f;
+    return c != '\t' && c != '\f' && c != '\v' && c != '\a' && c != '\b' && c != 0x1b;
 }
 
-int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_opts *opts)
+/* Why the input starting with buf[0..len) is not a trace (into why), or
+ * false. at_end: that is all of it. Only the first line is judged: the
+ * rest of a trace may hold whatever its program put in names and
+ * comments, and a trace without its header is still read (with a
+ * warning), so the first line must be a header or a record. */
+static bool not_a_trace(const char *buf, size_t len, bool at_end, char *why, size_t n)
 {
-    reader r;
-    reader_init(&r, t, sink, d);
-    size_t cap = READ_BLOCK, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        at_oom();
+    const char *nl = memchr(buf, '\n', len);
+    size_t line = nl ? (size_t)(nl - buf) : len;
+    if (nl && line && buf[line - 1] == '\r')
+        line--;
+    for (size_t i = 0; i < line; i++) {
+        if (buf[i] == '\r') {
+            snprintf(why, n, "its lines end in CR alone (classic Mac OS line ends), not LF or CRLF");
+            return true;
+        }
+        if (is_binary_byte((unsigned char)buf[i])) {
+            snprintf(why, n, "binary data (byte 0x%02x at offset %zu)", (unsigned char)buf[i], i);
+            return true;
+        }
+    }
+    if (!nl && !at_end) {
+        snprintf(why, n, "no line end in its first %u KiB", SNIFF_BYTES >> 10);
+        return true;
+    }
+    if (looks_like_header(buf, line) || (line && strchr("0123456789<@:&#", buf[0])))
+        return false;
+    snprintf(why, n, "its first line is neither a header (version=..., arch=...) nor a record");
+    return true;
+}
+
+/* Judges the first bytes of the input (see not_a_trace); an empty input
+ * is no trace either, but only --strict says so (an empty result is what
+ * it stands for). Returns true when nothing is to be read: an error under
+ * --strict, else one warning and an empty result. */
+static bool refuse_input(reader *r, const char *buf, size_t len, bool at_end)
+{
+    char why[128];
+    if (len == 0) {
+        if (!r->d->strict)
+            return false;
+        snprintf(why, sizeof why, "the input is empty");
+    } else if (!not_a_trace(buf, len, at_end, why, sizeof why)) {
+        return false;
+    }
+    bool strict = at_diag_input(r->d, 1, "not a trace: %s%s", why, r->d->strict ? "" : "; nothing read");
+    if (!strict)
+        emit_header(r, 0); /* the empty result */
+    r->stop = true;
+    r->gave_up = !strict;
+    return true;
+}
+
+/* A line longer than the read buffer that holds a NUL byte is binary data
+ * (a file of NUL bytes after a header has no line end at all): reading it
+ * whole would take memory without bound, for nothing. The record it cuts
+ * is dropped; what came before is kept. Returns true when it was one. */
+static bool binary_long_line(reader *r, const char *buf, size_t len)
+{
+    if (!memchr(buf, '\0', len))
+        return false;
+    bool strict = at_diag_input(r->d, r->lineno + 1,
+                                "binary data (NUL bytes) in a line of more than %u MiB; the rest of "
+                                "the input is not read", (unsigned)(len >> 20));
+    block_reset(r);
+    r->st = ST_TOP;
+    flush_block_comments(r);
+    r->stop = true;
+    r->gave_up = !strict;
+    return true;
+}
+
+/* ---- the read loop ------------------------------------------------------- */
+
+/* Reads all of `in` into r. Returns 0, or -1 when the read stopped on an
+ * error (reported through r->d). */
+static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *opts)
+{
+    size_t len = 0;
+    char *buf = at_xmalloc(cap);
     uint64_t total = 0, next_progress = 64u << 20;
+    bool judged = false;
     int rc = 0;
     for (;;) {
         if (len == cap) { /* a line longer than the buffer */
+            if (judged && binary_long_line(r, buf, len))
+                break;
             cap *= 2;
-            char *nb = realloc(buf, cap);
-            if (!nb)
-                at_oom();
-            buf = nb;
+            buf = at_xrealloc(buf, cap);
         }
-        ssize_t got = read(fd, buf + len, cap - len);
+        ssize_t got = at_input_read(in, buf + len, cap - len);
         if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            at_diag_error(d, AT_EXIT_FAIL, "%s: read error: %s", d->file, strerror(errno));
             rc = -1;
             break;
         }
+        len += (size_t)got;
+        total += (uint64_t)got;
+        if (!judged) {
+            if (got > 0 && len < SNIFF_BYTES)
+                continue;
+            judged = true;
+            if (refuse_input(r, buf, len, got == 0))
+                break;
+        }
+        size_t used = feed(r, buf, len);
+        if (r->stop)
+            break;
         if (got == 0) {
-            if (len)
-                partial_tail(&r, buf, len);
+            if (used < len)
+                partial_tail(r, buf + used, len - used);
             else
-                at_eof(&r, false);
+                at_eof(r, false);
             break;
         }
-        total += (uint64_t)got;
-        len += (size_t)got;
-        size_t used = feed(&r, buf, len);
-        if (r.stop)
-            break;
         memmove(buf, buf + used, len - used);
         len -= used;
         if (opts && opts->progress && total >= next_progress) {
@@ -1112,6 +1190,36 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
         }
     }
     free(buf);
+    return (r->stop && !r->gave_up) || rc ? -1 : 0;
+}
+
+/* The read buffer: READ_BLOCK, or less for a small input in memory. */
+static size_t buffer_size(size_t hint)
+{
+    size_t cap = 4096;
+    while (cap < READ_BLOCK && cap <= hint)
+        cap *= 2;
+    return cap;
+}
+
+int at_read_mem(const char *data, size_t len, at_trace *t, at_stage *sink, at_diag *d)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    at_input *in = at_input_mem(data, len, d);
+    int rc = read_input(&r, in, buffer_size(len), NULL);
+    at_input_free(in);
     reader_done(&r);
-    return r.stop || rc ? -1 : 0;
+    return rc;
+}
+
+int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_opts *opts)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    at_input *in = at_input_fd(fd, d);
+    int rc = read_input(&r, in, READ_BLOCK, opts);
+    at_input_free(in);
+    reader_done(&r);
+    return rc;
 }
