@@ -73,6 +73,20 @@ bool at_filter_matches(at_filter_set *s, size_t i, const at_stack *stack,
 bool at_filter_matches_frames(at_filter_set *s, size_t i, const at_frame_info *frames,
                               size_t nframes, uint64_t size);
 
+/* Tests a regex could not decide: PCRE2 stopped at its match, depth or
+ * heap limit (a pattern such as (a+)+$ backtracks exponentially). Such a
+ * test counts as no match; the first is kept for the report. */
+typedef struct at_filter_undecided {
+    uint64_t count;  /* (regex, frame) tests that hit a limit */
+    char *label;     /* the first one's filter label */
+    char *regex;     /* its regex source */
+    char *subject;   /* the frame's file, function or module it was tested on */
+    char *reason;    /* PCRE2's message */
+} at_filter_undecided;
+
+/* What the set's regexes could not decide so far (count 0: nothing). */
+const at_filter_undecided *at_filter_set_undecided(const at_filter_set *s);
+
 /* Index of the first filter that matches, or -1. */
 long at_filter_set_first_match(at_filter_set *s, const at_stack *stack,
                                const at_frame_info *frames, uint64_t size);

@@ -25,6 +25,7 @@ typedef struct at_felem {
     pcre2_code *re;        /* AT_EL_REGEX */
     bool jit;              /* re was JIT-compiled: match on the fast path */
     bool dir;              /* literal ending in '/': a run of whole directories */
+    uint32_t limit_hits;   /* regex: tests that hit a PCRE2 limit (filter_match.c) */
     uint8_t *memo;         /* 2 bits per distinct frame id: 0 unknown, 1 no, 2 yes */
     size_t memo_cap;       /* frame ids the memo holds */
     uint32_t line_lo;      /* callstack: line spec, 0..AT_LINE_ANY_HI when none */
@@ -64,6 +65,11 @@ struct at_filter_set {
     at_filter *filters;
     size_t count, cap;
     pcre2_match_data *md;  /* shared by every regex of the set (one match at a time) */
+    /* PCRE2's limits: the normal ones, and the tight ones of a regex that
+     * hit them too often (filter_match.c). */
+    pcre2_match_context *mctx, *mctx_tight;
+    const at_filter *matching; /* the filter being tested, for reports */
+    at_filter_undecided undecided;
     /* Per stack id: the filters whose list part matches, as a run of
      * `pool` (start, length); start UINT32_MAX when not computed yet. */
     uint32_t *st_start, *st_len;

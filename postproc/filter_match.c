@@ -17,18 +17,46 @@
 #include "filter_impl.h"
 #include "xalloc.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* ---- one element against one frame -------------------------------------- */
 
-static bool regex_search(at_filter_set *s, const at_felem *e, const char *subject)
+/* A regex that hit PCRE2's limits this often is tested with the tight
+ * limits from then on: a pattern that backtracks exponentially would
+ * otherwise cost the full limit on every distinct frame (10k frames
+ * against (a+)+$ took 191 s with PCRE2's default limit of ten million). */
+#define REGEX_HITS_BEFORE_TIGHT 8
+
+static void note_undecided(at_filter_set *s, const at_felem *e, const char *subject, int rc)
+{
+    at_filter_undecided *u = &s->undecided;
+    if (u->count++)
+        return;
+    PCRE2_UCHAR msg[128];
+    if (pcre2_get_error_message(rc, msg, sizeof msg) < 0)
+        snprintf((char *)msg, sizeof msg, "PCRE2 error %d", rc);
+    u->label = at_xstrdup(s->matching ? s->matching->label : "?");
+    u->regex = at_xstrdup(e->text);
+    u->subject = at_xstrdup(subject);
+    u->reason = at_xstrdup((const char *)msg);
+}
+
+static bool regex_search(at_filter_set *s, at_felem *e, const char *subject)
 {
     size_t len = strlen(subject);
-    int rc = e->jit ? pcre2_jit_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, NULL)
-                    : pcre2_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, NULL);
-    /* 0 means a match whose ovector did not fit: still a match. Errors
-     * (match limits) count as no match. */
-    return rc >= 0;
+    pcre2_match_context *mc = e->limit_hits < REGEX_HITS_BEFORE_TIGHT ? s->mctx : s->mctx_tight;
+    int rc = e->jit ? pcre2_jit_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, mc)
+                    : pcre2_match(e->re, (PCRE2_SPTR)subject, len, 0, 0, s->md, mc);
+    /* 0 means a match whose ovector did not fit: still a match. */
+    if (rc >= 0)
+        return true;
+    if (rc != PCRE2_ERROR_NOMATCH) {
+        /* a limit (or another PCRE2 error): undecided, reported by the stage */
+        e->limit_hits++;
+        note_undecided(s, e, subject, rc);
+    }
+    return false;
 }
 
 /* A literal path: the whole path or a trailing part at a '/' boundary; a
@@ -87,7 +115,7 @@ static bool function_matches(const at_felem *e, const char *fn)
            name_without_params(fn, n) == e->len;
 }
 
-static bool elem_matches(at_filter_set *s, at_fkind kind, const at_felem *e, const at_frame_info *f)
+static bool elem_matches(at_filter_set *s, at_fkind kind, at_felem *e, const at_frame_info *f)
 {
     const char *subject;
     switch (kind) {
@@ -213,6 +241,7 @@ static bool size_part(const at_filter *f, uint64_t size)
 static bool list_part_uncached(at_filter_set *s, const at_filter *f, const at_frame_info *frames,
                                const uint32_t *ids, size_t n)
 {
+    s->matching = f;
     for (size_t i = 0; i < f->nsubs; i++) {
         const at_fsub *sub = &f->subs[i];
         if (!sub->is_size && at_fsub_list_matches(s, sub, frames, ids, n) == sub->negate)
@@ -323,4 +352,9 @@ long at_filter_set_first_match_stack(at_filter_set *s, const at_stack *stack, co
         compute_candidates(s, stack, s->scratch, s->scratch_ids);
     }
     return first_candidate(s, stack->id, size);
+}
+
+const at_filter_undecided *at_filter_set_undecided(const at_filter_set *s)
+{
+    return &s->undecided;
 }

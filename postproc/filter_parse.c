@@ -556,11 +556,34 @@ void at_filter_destroy(at_filter *f)
 
 /* ---- sets --------------------------------------------------------------- */
 
+/* PCRE2's limits for one test of a regex against a frame's file, function
+ * or module (a few hundred bytes, rarely a few KiB): PCRE2's defaults (ten
+ * million steps, 20 GB of heap) let one backtracking pattern take seconds
+ * per frame. A million steps is about 1 ms with the JIT; depth and heap
+ * bound the interpreter's backtracking memory. */
+#define AT_REGEX_MATCH_LIMIT 1000000u
+#define AT_REGEX_MATCH_LIMIT_TIGHT 10000u
+#define AT_REGEX_DEPTH_LIMIT 100000u
+#define AT_REGEX_HEAP_LIMIT_KIB (64u << 10)
+
+static pcre2_match_context *limited_context(uint32_t match_limit)
+{
+    pcre2_match_context *c = pcre2_match_context_create(NULL);
+    if (!c)
+        abort();
+    pcre2_set_match_limit(c, match_limit);
+    pcre2_set_depth_limit(c, AT_REGEX_DEPTH_LIMIT);
+    pcre2_set_heap_limit(c, AT_REGEX_HEAP_LIMIT_KIB);
+    return c;
+}
+
 at_filter_set *at_filter_set_new(void)
 {
     at_filter_set *s = at_xrealloc(NULL, sizeof *s);
     *s = (at_filter_set){ 0 };
     s->md = pcre2_match_data_create(1, NULL);
+    s->mctx = limited_context(AT_REGEX_MATCH_LIMIT);
+    s->mctx_tight = limited_context(AT_REGEX_MATCH_LIMIT_TIGHT);
     if (!s->md)
         abort();
     return s;
@@ -574,6 +597,12 @@ void at_filter_set_free(at_filter_set *s)
         at_filter_destroy(&s->filters[i]);
     free(s->filters);
     pcre2_match_data_free(s->md);
+    pcre2_match_context_free(s->mctx);
+    pcre2_match_context_free(s->mctx_tight);
+    free(s->undecided.label);
+    free(s->undecided.regex);
+    free(s->undecided.subject);
+    free(s->undecided.reason);
     free(s->st_start);
     free(s->st_len);
     free(s->pool);

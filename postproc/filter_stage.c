@@ -167,6 +167,8 @@ typedef struct filter_stage {
     at_stage stage;
     at_trace *t;
     const at_filter_opts *o;
+    at_diag *d;
+    bool undecided_told;    /* the first undecided regex test was reported */
     FILE *report;
     at_filter_tally *tally; /* one per suppression */
     dropped_set dropped;
@@ -174,9 +176,35 @@ typedef struct filter_stage {
     size_t ccap;
 } filter_stage;
 
+static uint64_t undecided_count(const at_filter_set *set)
+{
+    return set ? at_filter_set_undecided(set)->count : 0;
+}
+
+static uint64_t undecided_total(const filter_stage *s)
+{
+    return undecided_count(s->o->keep) + undecided_count(s->o->drop) + undecided_count(s->o->suppress);
+}
+
+/* The first regex test PCRE2 could not decide, in one line: a silent
+ * "no match" would drop or keep allocations without a word. Under
+ * --strict it is an error that stops the run (exit 2). */
+static void tell_undecided(filter_stage *s, const at_filter_set *set)
+{
+    const at_filter_undecided *u = at_filter_set_undecided(set);
+    if (s->undecided_told || !u->count)
+        return;
+    s->undecided_told = true;
+    at_diag_input(s->d, 0, "filter %s: regex #\"%s\"# could not be decided on \"%.200s%s\" (PCRE2: %s); "
+                           "such frames count as not matching",
+                  u->label, u->regex, u->subject, strlen(u->subject) > 200 ? "..." : "", u->reason);
+}
+
 static long first(filter_stage *s, at_filter_set *set, const at_call *c)
 {
-    return at_filter_set_first_match_stack(set, c->stack, s->t->maps, s->t->stacks, c->size);
+    long k = at_filter_set_first_match_stack(set, c->stack, s->t->maps, s->t->stacks, c->size);
+    tell_undecided(s, set);
+    return k;
 }
 
 static bool keep_alloc(filter_stage *s, const at_call *c)
@@ -249,6 +277,10 @@ static void put(at_stage *self, const at_record *r)
 static void finish(at_stage *self)
 {
     filter_stage *s = (filter_stage *)self;
+    uint64_t n = undecided_total(s);
+    if (n > 1)
+        at_diag_warn(s->d, "filter regexes could not decide %llu frame test(s) in all; each counted "
+                           "as not matching", (unsigned long long)n);
     if (count(s->o->suppress) && s->report) {
         at_filter_report_tally(s->report, s->o->suppress, s->tally);
         fflush(s->report);
@@ -256,11 +288,12 @@ static void finish(at_stage *self)
     at_stage_finish(self->next);
 }
 
-at_stage *at_filter_stage_new(at_stage *next, at_trace *t, const at_filter_opts *o, FILE *report)
+at_stage *at_filter_stage_new(at_stage *next, at_trace *t, const at_filter_opts *o, at_diag *d,
+                              FILE *report)
 {
     filter_stage *s = at_xrealloc(NULL, sizeof *s);
     *s = (filter_stage){ .stage = { .put = put, .finish = finish, .next = next }, .t = t, .o = o,
-                         .report = report };
+                         .d = d, .report = report };
     size_t n = count(o->suppress);
     s->tally = at_xrealloc(NULL, (n ? n : 1) * sizeof *s->tally);
     memset(s->tally, 0, (n ? n : 1) * sizeof *s->tally);

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "diag.h"
 #include "filter.h"
 #include "trace.h"
 
@@ -52,8 +53,10 @@ size_t at_filter_opts_check(const at_filter_opts *o, FILE *out, FILE *warn);
 void at_filter_opts_free(at_filter_opts *o);
 
 /* The stage. o must outlive it; the suppression report goes to `report`
- * at the end of input. */
-at_stage *at_filter_stage_new(at_stage *next, at_trace *t, const at_filter_opts *o, FILE *report);
+ * at the end of input. A regex test PCRE2 cannot decide (its limits) is
+ * reported once through d: a warning, or an error under --strict. */
+at_stage *at_filter_stage_new(at_stage *next, at_trace *t, const at_filter_opts *o, at_diag *d,
+                              FILE *report);
 void at_filter_stage_free(at_stage *s);
 
 #endif

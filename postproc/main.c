@@ -407,7 +407,7 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
 
     /* filter */
     if (at_filter_opts_active(&o->filter))
-        push(p, at_filter_stage_new(p->head, t, &o->filter, stderr), at_filter_stage_free);
+        push(p, at_filter_stage_new(p->head, t, &o->filter, d, stderr), at_filter_stage_free);
 
     /* resolve */
     if (o->resolve) {

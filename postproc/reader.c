@@ -1173,7 +1173,7 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
                 break;
         }
         size_t used = feed(r, buf, len);
-        if (r->stop)
+        if (r->stop || r->d->failed) /* a stage's error (--strict) ends the read too */
             break;
         if (got == 0) {
             if (used < len)
@@ -1190,7 +1190,7 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
         }
     }
     free(buf);
-    return (r->stop && !r->gave_up) || rc ? -1 : 0;
+    return (r->stop && !r->gave_up) || rc || r->d->failed ? -1 : 0;
 }
 
 /* The read buffer: READ_BLOCK, or less for a small input in memory. */

@@ -52,6 +52,9 @@ typedef struct fixture {
     char *report;
     size_t report_len;
     FILE *report_f;
+    at_diag d;        /* messages go to msgs */
+    char *msgs;
+    size_t msgs_len;
 } fixture;
 
 static int setup(void **state)
@@ -68,6 +71,8 @@ static int setup(void **state)
     at_maps_add(f->t->maps, "/usr/lib/libz.so.1", 0x7f0000, 0x7fffff);
     f->out.stage = (at_stage){ .put = sink_put, .finish = sink_finish };
     f->report_f = open_memstream(&f->report, &f->report_len);
+    at_diag_init(&f->d, "t.trace");
+    f->d.out = open_memstream(&f->msgs, &f->msgs_len);
     *state = f;
     return 0;
 }
@@ -81,13 +86,15 @@ static int teardown(void **state)
     if (f->report_f)
         fclose(f->report_f);
     free(f->report);
+    fclose(f->d.out);
+    free(f->msgs);
     free(f);
     return 0;
 }
 
 static void start(fixture *f)
 {
-    f->stage = at_filter_stage_new(&f->out.stage, f->t, &f->o, f->report_f);
+    f->stage = at_filter_stage_new(&f->out.stage, f->t, &f->o, &f->d, f->report_f);
 }
 
 static void call(fixture *f, uint64_t index, const at_stack *st, bool alloc, uint64_t size, uint64_t id)
@@ -265,10 +272,88 @@ static void options_report_names_and_activity(void **state)
     free(warn);
 }
 
+/* A stack whose one frame's function is `fn`. */
+static const at_stack *stack_in(fixture *f, uint64_t addr, const char *fn)
+{
+    char text[256];
+    snprintf(text, sizeof text, "%s() at /app/x.c:1", fn);
+    at_frame fr = { addr, text };
+    return at_stacks_intern(f->t->stacks, &fr, 1);
+}
+
+/* Six allocations, three in functions the exponential regex matches at
+ * once ("aaa...a"), three in functions on which it backtracks past
+ * PCRE2's match limit ("aaa...ab"). */
+static void run_backtracking_filter(fixture *f)
+{
+    assert_int_equal(at_filter_opts_add(&f->o, AT_FOPT_FILTER, "functions contains [ ... #\"^(a+)+$\"# ... ]"), 0);
+    start(f);
+    char fn[64];
+    for (int i = 0; i < 6; i++) {
+        memset(fn, 'a', 40);
+        fn[40] = i % 2 ? 'b' : '\0';
+        fn[41] = '\0';
+        call(f, (uint64_t)i + 1, stack_in(f, 0x1000 + (uint64_t)i * 16 + (uint64_t)(i % 2), fn), true, 8,
+             0x100 + (uint64_t)i);
+    }
+    end(f);
+    fflush(f->d.out);
+}
+
+static void regex_past_the_match_limit_is_reported_once_not_silently_dropped(void **state)
+{
+    fixture *f = *state;
+    run_backtracking_filter(f);
+    uint64_t want[] = { 1, 3, 5 };
+    expect_out(f, want, 3);
+    /* one line naming the filter, the regex and the frame, then the total */
+    assert_non_null(strstr(f->msgs, "alloctrace-postproc: warning: filter --filter: regex #\"^(a+)+$\"# could "
+                                    "not be decided on \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab\" (PCRE2: "
+                                    "match limit exceeded); such frames count as not matching\n"));
+    assert_non_null(strstr(f->msgs, "filter regexes could not decide 3 frame test(s) in all"));
+    assert_int_equal(f->d.warnings, 1);
+    assert_false(f->d.failed);
+}
+
+static void regex_past_the_match_limit_is_an_error_under_strict(void **state)
+{
+    fixture *f = *state;
+    f->d.strict = true;
+    run_backtracking_filter(f);
+    assert_true(f->d.failed);
+    assert_int_equal(f->d.status, AT_EXIT_USAGE);
+    assert_non_null(strstr(f->msgs, "alloctrace-postproc: error: filter --filter: regex"));
+}
+
+static void backtracking_regex_over_many_frames_costs_bounded_work(void **state)
+{
+    fixture *f = *state;
+    /* 2000 distinct frames, each past the limit: after a few, the regex
+     * is tested with the tight limit (a test that cannot fail on time
+     * would be a timed test; this one counts the undecided tests and
+     * checks each allocation still got an answer) */
+    assert_int_equal(at_filter_opts_add(&f->o, AT_FOPT_FILTER, "functions contains [ ... #\"^(a+)+$\"# ... ]"), 0);
+    start(f);
+    char fn[64];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(fn, sizeof fn, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa%04d", i);
+        call(f, (uint64_t)i + 1, stack_in(f, 0x1000 + (uint64_t)i * 16, fn), true, 8, 0x100 + (uint64_t)i);
+    }
+    end(f);
+    fflush(f->d.out);
+    assert_int_equal(f->out.n, 0);
+    assert_int_equal(at_filter_set_undecided(f->o.keep)->count, 2000);
+    assert_int_equal(f->d.warnings, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(filter_keeps_only_matched_allocations, setup, teardown),
+        cmocka_unit_test_setup_teardown(regex_past_the_match_limit_is_reported_once_not_silently_dropped, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(regex_past_the_match_limit_is_an_error_under_strict, setup, teardown),
+        cmocka_unit_test_setup_teardown(backtracking_regex_over_many_frames_costs_bounded_work, setup, teardown),
         cmocka_unit_test_setup_teardown(several_filters_keep_what_any_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(exclude_filter_drops_and_release_follows, setup, teardown),
         cmocka_unit_test_setup_teardown(suppressions_drop_and_report_what_each_took, setup, teardown),
