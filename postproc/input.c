@@ -46,7 +46,8 @@ struct at_input {
     char *raw;          /* bytes read but not used yet: raw[rpos..rlen) */
     size_t rpos, rlen;
     bool eof;           /* the file has no more bytes */
-    uint64_t consumed;  /* file bytes used so far (for messages) */
+    uint64_t consumed;  /* file bytes the decoder used so far (for messages) */
+    uint64_t file_pos;  /* file bytes read so far (for progress) */
     ZSTD_DCtx *zd;
     bool frame_open;    /* zstd: the last call ended inside a frame */
 };
@@ -95,6 +96,7 @@ static ssize_t raw_read(at_input *in, char *buf, size_t cap)
             n = cap;
         memcpy(buf, in->mem + in->mem_pos, n);
         in->mem_pos += n;
+        in->file_pos += n;
         return (ssize_t)n;
     }
     for (;;) {
@@ -103,9 +105,16 @@ static ssize_t raw_read(at_input *in, char *buf, size_t cap)
             if (got < 0)
                 at_diag_error(in->d, AT_EXIT_FAIL, "%s: read error: %s", in->d->file,
                               strerror(errno));
+            else
+                in->file_pos += (uint64_t)got;
             return got;
         }
     }
+}
+
+uint64_t at_input_file_bytes(const at_input *in)
+{
+    return in->file_pos;
 }
 
 /* Moves what is left of raw to its start and reads more after it, until

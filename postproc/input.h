@@ -10,6 +10,7 @@
 #define AT_INPUT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "diag.h"
@@ -29,6 +30,10 @@ at_input *at_input_mem(const char *data, size_t len, at_diag *d);
  * warning and the end of the input; a zstd stream cut inside a frame is a
  * warning and the end. */
 ssize_t at_input_read(at_input *in, char *buf, size_t cap);
+
+/* Bytes of the file read so far (compressed ones for zstd): for progress
+ * against the file's size. */
+uint64_t at_input_file_bytes(const at_input *in);
 
 void at_input_free(at_input *in);
 

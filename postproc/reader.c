@@ -1148,7 +1148,7 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
 {
     size_t len = 0;
     char *buf = at_xmalloc(cap);
-    uint64_t total = 0, next_progress = 64u << 20;
+    uint64_t next_progress = 64u << 20;
     bool judged = false;
     int rc = 0;
     for (;;) {
@@ -1164,7 +1164,6 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
             break;
         }
         len += (size_t)got;
-        total += (uint64_t)got;
         if (!judged) {
             if (got > 0 && len < SNIFF_BYTES)
                 continue;
@@ -1184,9 +1183,10 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
         }
         memmove(buf, buf + used, len - used);
         len -= used;
-        if (opts && opts->progress && total >= next_progress) {
-            opts->progress(opts->progress_arg, total);
-            next_progress = total + (64u << 20);
+        uint64_t done = at_input_file_bytes(in); /* of the file, as main's total is */
+        if (opts && opts->progress && done >= next_progress) {
+            opts->progress(opts->progress_arg, done);
+            next_progress = done + (64u << 20);
         }
     }
     free(buf);

@@ -19,7 +19,8 @@
 #include "trace.h"
 
 typedef struct at_read_opts {
-    /* Called now and then with the number of bytes read so far (may be NULL). */
+    /* Called now and then with the number of bytes of the file read so far
+     * (compressed ones for a zstd input; may be NULL). */
     void (*progress)(void *arg, uint64_t bytes);
     void *progress_arg;
 } at_read_opts;
