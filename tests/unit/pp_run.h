@@ -44,7 +44,8 @@ static inline char *pp_slurp_fd(int fd)
     return s;
 }
 
-static inline pp_result pp_run(const char *in, const pp_opts *o)
+/* The same for len bytes that may hold NUL bytes. */
+static inline pp_result pp_run_bytes(const char *in, size_t len, const pp_opts *o)
 {
     pp_opts none = { 0 };
     if (!o)
@@ -69,7 +70,7 @@ static inline pp_result pp_run(const char *in, const pp_opts *o)
     }
     if (o->leaks)
         head = l = at_leaks_new(head, t);
-    res.rc = at_read_mem(in, strlen(in), t, head, &d);
+    res.rc = at_read_mem(in, len, t, head, &d);
     if (res.rc == 0)
         at_stage_finish(head);
     res.out = pp_slurp_fd(fileno(of));
@@ -83,6 +84,11 @@ static inline pp_result pp_run(const char *in, const pp_opts *o)
     fclose(of);
     fclose(mf);
     return res;
+}
+
+static inline pp_result pp_run(const char *in, const pp_opts *o)
+{
+    return pp_run_bytes(in, strlen(in), o);
 }
 
 static inline void pp_free(pp_result *r)
