@@ -14,6 +14,8 @@
  *   window, which is capped at 2^27 bytes (zstd's own default limit,
  *   set here explicitly), so a trace of any size decompresses in bounded
  *   memory. Concatenated frames (one per writer flush) are one stream.
+ *   A frame asking for a larger window (zstd --long=28 and up on a big
+ *   file) is one error saying so.
  * - A stream that ends inside a frame is a trace whose writer was killed:
  *   one warning, and the text decoded so far is read (the reader drops
  *   its cut last record as it does for a plain trace). Corrupt data is an
@@ -31,6 +33,7 @@
 #include <unistd.h>
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define RAW_BUF (128u << 10)
 #define ZSTD_WINDOW_LOG_MAX 27
@@ -205,9 +208,20 @@ static ssize_t plain_read(at_input *in, char *buf, size_t cap)
     return in->eof ? 0 : raw_read(in, buf, cap);
 }
 
-/* Corrupt zstd data: an input error (see the opening comment). */
+/* Corrupt zstd data: an input error (see the opening comment). A frame
+ * whose window is over the cap is no corruption but a file this reader
+ * will not take the memory for: one error, as for gzip. */
 static ssize_t zstd_corrupt(at_input *in, size_t code)
 {
+    if (ZSTD_getErrorCode(code) == ZSTD_error_frameParameter_windowTooLarge) {
+        at_diag_error(in->d, AT_EXIT_USAGE,
+                      "%s: a zstd frame needs a window over %u MiB (compressed with --long?); "
+                      "recompress it with a window of at most 2^%d (zstd --long=%d)",
+                      in->d->file, (1u << ZSTD_WINDOW_LOG_MAX) >> 20, ZSTD_WINDOW_LOG_MAX,
+                      ZSTD_WINDOW_LOG_MAX);
+        in->kind = IN_FAILED;
+        return -1;
+    }
     bool stop = at_diag_input(in->d, 0, "%s: corrupt zstd data near byte %llu of the file (%s)%s",
                               in->d->file, (unsigned long long)in->consumed,
                               ZSTD_getErrorName(code), in->d->strict ? "" : "; read up to there");

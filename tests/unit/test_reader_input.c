@@ -256,6 +256,33 @@ static void corrupt_zstd_data_is_an_error_under_strict(void **state)
     free(t);
 }
 
+static void zstd_frame_with_a_window_over_the_cap_is_one_error(void **state)
+{
+    (void)state;
+    /* a 2^28 window, as zstd --long=28 writes: the frame header asks for
+     * 256 MiB whatever the content, since its size is not known up front */
+    size_t len;
+    char *t = make_trace(100, false, &len);
+    ZSTD_CCtx *c = ZSTD_createCCtx();
+    ZSTD_CCtx_setParameter(c, ZSTD_c_windowLog, 28);
+    ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+    char z[65536];
+    ZSTD_outBuffer out = { z, sizeof z, 0 };
+    ZSTD_inBuffer in = { t, len, 0 };
+    assert_false(ZSTD_isError(ZSTD_compressStream2(c, &out, &in, ZSTD_e_continue)));
+    ZSTD_inBuffer none = { NULL, 0, 0 };
+    assert_int_equal(ZSTD_compressStream2(c, &out, &none, ZSTD_e_end), 0);
+    ZSTD_freeCCtx(c);
+    pp_result r = run_bytes(z, out.pos, false);
+    assert_int_equal(r.rc, -1);
+    assert_int_equal(r.status, AT_EXIT_USAGE);
+    assert_string_equal(r.msgs, "alloctrace-postproc: t.trace: a zstd frame needs a window over 128 MiB "
+                                "(compressed with --long?); recompress it with a window of at most 2^27 "
+                                "(zstd --long=27)\n");
+    pp_free(&r);
+    free(t);
+}
+
 static void gzip_input_is_one_error_naming_the_format(void **state)
 {
     (void)state;
@@ -299,6 +326,7 @@ int main(void)
         cmocka_unit_test(concatenated_zstd_frames_are_one_stream),
         cmocka_unit_test(zstd_stream_cut_short_warns_and_keeps_the_whole_records),
         cmocka_unit_test(corrupt_zstd_data_is_an_error_under_strict),
+        cmocka_unit_test(zstd_frame_with_a_window_over_the_cap_is_one_error),
         cmocka_unit_test(gzip_input_is_one_error_naming_the_format),
         cmocka_unit_test(binary_data_inside_zstd_is_judged_like_plain),
     };
