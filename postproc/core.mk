@@ -5,4 +5,6 @@ POSTPROC_SRCS += postproc/trace.c postproc/diag.c postproc/reader.c postproc/wri
 # The input layer: plain or zstd-compressed traces, told apart by content.
 # libzstd's streaming decoder reads the tracer's .txt.zst files (issue 13).
 POSTPROC_SRCS += postproc/input.c
+# Compressed-form calls (filter=compress) back into index order.
+POSTPROC_SRCS += postproc/reorder.c
 POSTPROC_PKGS += libzstd

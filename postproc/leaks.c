@@ -22,7 +22,7 @@
  *
  * A compressed input is not in index order, so its calls are gathered and
  * sorted first; that costs memory in proportion to the calls, which only
- * such inputs pay.
+ * such inputs pay, and only when no reorder stage (reorder.c) came first.
  */
 #include "leaks.h"
 #include "xalloc.h"
@@ -180,7 +180,7 @@ static void put(at_stage *self, const at_record *r)
         return;
     }
     case AT_REC_CALL:
-        if (l->t->input_compressed) {
+        if (l->t->input_compressed && !l->t->calls_in_order) {
             l->sorted = grow(l->sorted, &l->csorted, l->nsorted, sizeof *l->sorted);
             l->sorted[l->nsorted++] = at_call_copy(r->u.call);
         } else {

@@ -30,6 +30,7 @@
 #include "filter_stage.h"
 #include "gate_run.h"
 #include "leaks.h"
+#include "reorder.h"
 #include "reader.h"
 #include "resolve_stage.h"
 #include "select.h"
@@ -182,8 +183,8 @@ static void usage(FILE *f)
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
           "\n"
-          "Stages run in this order: read, pair leaks, select, resolve, filter,\n"
-          "compress, write. Exit status: 0 ok, 1 I/O error, 2 usage or --strict error.\n",
+          "Stages run in this order: read, reorder (compressed input), pair leaks,\n"
+          "select, resolve, filter, compress, write. Exit status: 0 ok, 1 I/O error, 2 usage or --strict error.\n",
           f);
 }
 
@@ -431,6 +432,9 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     /* pair leaks */
     if (o->leaks)
         push(p, at_leaks_new(p->head, t), at_leaks_free);
+
+    /* compressed-form calls back into index order, first of all */
+    push(p, at_reorder_new(p->head, t), at_reorder_free);
     return 0;
 }
 

@@ -144,6 +144,7 @@ typedef struct at_trace {
     at_stack_table *stacks;
     struct at_names *names;
     bool input_compressed; /* the input's header said filter=compress */
+    bool calls_in_order;   /* a reorder stage (reorder.h) puts such calls back in index order */
 } at_trace;
 
 at_trace *at_trace_new(void);

@@ -95,6 +95,42 @@ static void zstd_trace_of_sort_reads_like_the_plain_one_by_content(void **state)
     free(trace);
 }
 
+static void chunked_compressed_form_in_zstd_reads_back_to_the_plain_trace(void **state)
+{
+    (void)state;
+    if (!have("zstd")) {
+        skip();
+        return;
+    }
+    /* what issue 13's tracer is to write: the calls regrouped by backtrace
+     * chunk by chunk (here 50 calls a chunk, by -c over --include ranges),
+     * each chunk a zstd frame of its own; the header and maps come once */
+    char *dir = h_tmpdir(), *trace = trace_sort(dir);
+    char *bin = h_path("postproc/alloctrace-postproc");
+    h_result g = h_sh("cd '%s' && n=$(grep -c '^[0-9]*\\. ' '%s') && lo=1 && while [ $lo -le $n ]; do "
+                      "echo \"$lo-$((lo + 49))\" > inc; '%s' -c --include inc '%s' > chunk || exit 1; "
+                      "if [ $lo -gt 1 ]; then grep -v '^version=\\|^<\\|^: \\|^## build-id' chunk > c2; "
+                      "mv c2 chunk; fi; zstd -q -c chunk >> chunked.zst; lo=$((lo + 50)); done; "
+                      "[ $n -gt 200 ]",
+                      dir, trace, bin, trace);
+    assert_int_equal(g.status, 0);
+    h_result_free(&g);
+    char *chunked = h_fmt("%s/chunked.zst", dir);
+    h_result a = pp(NULL, trace), b = pp(NULL, chunked);
+    assert_int_equal(b.status, 0);
+    assert_string_equal(b.err, "");
+    assert_string_equal(a.out, b.out); /* index order and the plain normal form */
+    h_result la = pp("-l", trace), lb = pp("-l", chunked);
+    assert_string_equal(la.out, lb.out);
+    h_result_free(&a);
+    h_result_free(&b);
+    h_result_free(&la);
+    h_result_free(&lb);
+    free(chunked);
+    free(bin);
+    free(trace);
+}
+
 static void crlf_trace_of_sort_gives_the_lf_result(void **state)
 {
     (void)state;
@@ -234,6 +270,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(zstd_trace_of_sort_reads_like_the_plain_one_by_content, h_teardown),
+        cmocka_unit_test_teardown(chunked_compressed_form_in_zstd_reads_back_to_the_plain_trace, h_teardown),
         cmocka_unit_test_teardown(crlf_trace_of_sort_gives_the_lf_result, h_teardown),
         cmocka_unit_test_teardown(gzip_trace_is_one_error_with_status_2, h_teardown),
         cmocka_unit_test_teardown(file_of_nul_bytes_is_refused_in_bounded_memory, h_teardown),

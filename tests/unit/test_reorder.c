@@ -1,0 +1,156 @@
+/* tests/unit/test_reorder.c: postproc/reorder.c puts the calls of a
+ * compressed-form input back into index order, handing each on as soon as
+ * every index before it was seen, and lets everything else through. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pp_run.h"
+#include "reorder.h"
+
+typedef struct sink {
+    at_stage stage;
+    uint64_t idx[64];
+    at_rec_kind kinds[64];
+    size_t n;
+    bool finished;
+} sink;
+
+static void sink_put(at_stage *s, const at_record *r)
+{
+    sink *k = (sink *)s;
+    k->kinds[k->n] = r->kind;
+    k->idx[k->n++] = r->kind == AT_REC_CALL ? r->u.call->index : 0;
+}
+
+static void sink_finish(at_stage *s)
+{
+    ((sink *)s)->finished = true;
+}
+
+static void put_call(at_stage *s, uint64_t index)
+{
+    at_arg arg = { "n", "1" };
+    at_call c = { .index = index, .name = "malloc", .is_alloc = true, .size = index, .id = index * 16,
+                  .nargs = 1, .args = &arg };
+    at_record r = { .kind = AT_REC_CALL, .u.call = &c };
+    at_stage_put(s, &r);
+}
+
+static void calls_of_a_chunk_go_on_as_soon_as_the_chunk_is_whole(void **state)
+{
+    (void)state;
+    at_trace *t = at_trace_new();
+    t->input_compressed = true;
+    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
+    at_stage *o = at_reorder_new(&k.stage, t);
+    assert_true(t->calls_in_order);
+    /* chunk one: 1..3 grouped as 3 1 | 2 */
+    put_call(o, 3);
+    put_call(o, 1);
+    assert_int_equal(k.n, 1); /* 1 goes at once, 3 waits for 2 */
+    put_call(o, 2);
+    assert_int_equal(k.n, 3);
+    /* chunk two: 4..6 grouped as 6 | 5 4 */
+    put_call(o, 6);
+    put_call(o, 5);
+    assert_int_equal(k.n, 3);
+    put_call(o, 4);
+    assert_int_equal(k.n, 6);
+    for (size_t i = 0; i < 6; i++)
+        assert_int_equal(k.idx[i], i + 1);
+    at_stage_finish(o);
+    assert_true(k.finished);
+    at_reorder_free(o);
+    at_trace_free(t);
+}
+
+static void a_gap_in_the_indices_holds_calls_to_the_end_in_order(void **state)
+{
+    (void)state;
+    at_trace *t = at_trace_new();
+    t->input_compressed = true;
+    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
+    at_stage *o = at_reorder_new(&k.stage, t);
+    uint64_t in[] = { 9, 4, 7, 2 }; /* leaks mode: only some indices */
+    for (size_t i = 0; i < 4; i++)
+        put_call(o, in[i]);
+    assert_int_equal(k.n, 0);
+    at_stage_finish(o);
+    uint64_t want[] = { 2, 4, 7, 9 };
+    assert_int_equal(k.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(k.idx[i], want[i]);
+    at_reorder_free(o);
+    at_trace_free(t);
+}
+
+static void plain_input_and_other_records_pass_at_once(void **state)
+{
+    (void)state;
+    at_trace *t = at_trace_new();
+    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
+    at_stage *o = at_reorder_new(&k.stage, t);
+    put_call(o, 5); /* not compressed: the reader already checks the order */
+    assert_int_equal(k.n, 1);
+    t->input_compressed = true;
+    at_record c = { .kind = AT_REC_COMMENT, .u.comment = { "## x", 4 } };
+    put_call(o, 7);
+    at_stage_put(o, &c);
+    assert_int_equal(k.n, 2);
+    assert_int_equal(k.kinds[1], AT_REC_COMMENT);
+    at_stage_finish(o);
+    assert_int_equal(k.n, 3);
+    at_reorder_free(o);
+    at_trace_free(t);
+}
+
+static void compressed_form_reads_back_to_the_plain_normal_form(void **state)
+{
+    (void)state;
+    /* the same trace plain and as -c writes it: with the reorder stage in
+     * front of the writer both give the plain text */
+    static const char plain[] = "version=2.0, arch=x86_64, \n<1> : memory (bytes)\n"
+                                "1. malloc(8) = 0x10\n\t0x20\n\n"
+                                "2. malloc(16) = 0x20\n\t$n = 1\n\t0x30\n\n"
+                                "3. free(0x10)\n\n"
+                                "4. malloc(8) = 0x40\n\t0x20\n\n";
+    static const char grouped[] = "version=2.0, arch=x86_64, filter=compress, \n<1> : memory (bytes)\n"
+                                  "1. malloc(8) = 0x10\n4. malloc(8) = 0x40\n"
+                                  "# allocation summary: 2 block(s) with total size 16\n\t0x20\n\n"
+                                  "2. malloc(16) = 0x20\n\t$n = 1\n"
+                                  "# allocation summary: 1 block(s) with total size 16\n\t0x30\n\n"
+                                  "3. free(0x10)\n\n";
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    at_trace *t = at_trace_new();
+    FILE *of = tmpfile();
+    at_stage *w = at_writer_new(fileno(of), t, &d);
+    at_stage *o = at_reorder_new(w, t);
+    assert_int_equal(at_read_mem(grouped, sizeof grouped - 1, t, o, &d), 0);
+    at_stage_finish(o);
+    char *out = pp_slurp_fd(fileno(of));
+    assert_string_equal(out, plain);
+    assert_int_equal(d.warnings, 0);
+    free(out);
+    at_reorder_free(o);
+    at_writer_free(w);
+    at_trace_free(t);
+    fclose(of);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(calls_of_a_chunk_go_on_as_soon_as_the_chunk_is_whole),
+        cmocka_unit_test(a_gap_in_the_indices_holds_calls_to_the_end_in_order),
+        cmocka_unit_test(plain_input_and_other_records_pass_at_once),
+        cmocka_unit_test(compressed_form_reads_back_to_the_plain_normal_form),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
