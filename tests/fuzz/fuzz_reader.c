@@ -1,7 +1,8 @@
 /*
  * tests/fuzz/fuzz_reader.c: libFuzzer target for the post-processor's
- * reader and the stages behind it. The first byte picks the stages (leaks,
- * compress, a depth cut, strict mode), the rest is the trace; everything
+ * reader and the stages behind it (reorder first, as in main.c). The
+ * first byte picks the stages (leaks, compress, a depth cut, strict
+ * mode), the rest is the trace; everything
  * is written to /dev/null. Any crash, leak or sanitizer report is a bug:
  * the post-processor must never crash on any input.
  */
@@ -15,6 +16,7 @@
 #include "diag.h"
 #include "leaks.h"
 #include "reader.h"
+#include "reorder.h"
 #include "select.h"
 #include "trace.h"
 #include "writer.h"
@@ -55,8 +57,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (flags & 4)
         head = l = at_leaks_new(head, t);
+    at_stage *o = head = at_reorder_new(head, t); /* first, as in main.c */
     if (at_read_mem((const char *)data, size, t, head, &d) == 0)
         at_stage_finish(head);
+    at_reorder_free(o);
     at_leaks_free(l);
     at_select_free(s);
     free(sel.address_module);
