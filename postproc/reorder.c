@@ -13,7 +13,10 @@
  *   a selection), holds its calls to the end, where the rest goes out in
  *   order: what the leaks stage alone used to do for every such input.
  * - Other records (registries, maps, comments) go on at once: a
- *   compressed trace writes them before the calls that need them.
+ *   compressed trace writes them before the calls that need them. The one
+ *   case this gets wrong is a map line that replaces another for the same
+ *   range (dlclose, then dlopen at that address) inside a chunk: calls
+ *   held from before it are resolved against the new map.
  */
 #include "reorder.h"
 #include "xalloc.h"
