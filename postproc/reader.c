@@ -945,12 +945,6 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
     return &r->raw[i];
 }
 
-/* At a block's first frame line, with the whole frame list and its blank
- * line in the buffer: a trace repeats a few thousand frame lists millions
- * of times, so the bytes of the list are looked up as they are, and only a
- * list never seen is parsed line by line (and remembered if it was nothing
- * but well-formed frame lines). Returns the end of the blank line, or NULL
- * to go the ordinary way. */
 /* The blank line that ends the frame list starting at p: *stop is set to
  * the line end before it, and the end of the blank line is returned (NULL
  * when it is not in the buffer yet). Both "\n\n" and "\r\n\r\n" end a
@@ -978,6 +972,12 @@ static const char *find_blank_line(const char *p, const char *end, const char **
     }
 }
 
+/* At a block's first frame line, with the whole frame list and its blank
+ * line in the buffer: a trace repeats a few thousand frame lists millions
+ * of times, so the bytes of the list are looked up as they are, and only a
+ * list never seen is parsed line by line (and remembered if it was nothing
+ * but well-formed frame lines). Returns the end of the blank line, or NULL
+ * to go the ordinary way. */
 static const char *fast_frames(reader *r, const char *p, const char *end)
 {
     const char *stop;
