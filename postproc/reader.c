@@ -25,6 +25,13 @@
  * - A truncated last record (a partial last line, or a block without its
  *   blank line at the end) is dropped with one warning: its frame list may
  *   be cut short, and a wrong stack is worse than none.
+ * - The bytes come through input.c (plain or zstd). Before any is read as
+ *   a trace, the first line is judged: binary bytes, CR-only line ends or
+ *   a line that is neither header nor record make the input no trace (one
+ *   message, nothing read), since reading it would print a warning a
+ *   "line" and, for a file of NUL bytes, gather it all as one line. For
+ *   the same reason a line that outgrows the buffer while holding NUL
+ *   bytes ends the read.
  */
 #include "reader.h"
 #include "input.h"

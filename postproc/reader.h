@@ -1,13 +1,17 @@
 /*
  * postproc/reader.h: the streaming reader of the trace text format
- * (TEXT_FORMAT.md). It reads the input in large blocks, parses each line
+ * (TEXT_FORMAT.md). It reads the input (plain or zstd, input.h) in large
+ * blocks, parses each line
  * in place and hands every record to a stage as soon as it is complete, so
  * memory does not grow with the file. The compressed form is read as the
  * calls it stands for, each with the group's stack.
  *
  * Problems in the input are reported through at_diag: a malformed line is
  * a warning with its line number (an error under --strict, which stops the
- * read); a truncated last record is one warning and is dropped.
+ * read); a truncated last record is one warning and is dropped. Input that
+ * is no trace (binary, CR-only, or no header nor record first) is one
+ * error under --strict, else one warning and an empty result (the read
+ * returns 0); --strict also refuses an empty input.
  */
 #ifndef AT_READER_H
 #define AT_READER_H
