@@ -1,9 +1,8 @@
 /*
  * postproc/reader.h: the streaming reader of the trace text format
  * (TEXT_FORMAT.md). It reads the input (plain or zstd, input.h) in large
- * blocks, parses each line
- * in place and hands every record to a stage as soon as it is complete, so
- * memory does not grow with the file. The compressed form is read as the
+ * blocks, parses each line in place and hands every record to a stage as
+ * soon as it is complete, so memory does not grow with the file. The compressed form is read as the
  * calls it stands for, each with the group's stack.
  *
  * Problems in the input are reported through at_diag: a malformed line is
