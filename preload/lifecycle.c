@@ -107,10 +107,16 @@ static void strip_ld_preload(void)
 
 /* ---- exit ------------------------------------------------------------- */
 
+/* The program's registers at exit: __builtin_unwind_init makes this
+ * frame save every callee-saved register, and the scan of the stack
+ * (reach.c) starts at the stack pointer below them. */
 void at_finish(void)
 {
+    __builtin_unwind_init();
     if (at_state != AT_STATE_ACTIVE || getpid() != my_pid)
         return;
+    volatile uintptr_t here = 0;
+    at_exit_sp = (uintptr_t)&here & ~(uintptr_t)15;
     int saved = at_guard;
     at_guard = 1;
     if (at_cfg.leaks_mode) {

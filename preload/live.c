@@ -226,6 +226,17 @@ int at_live_remove(uintptr_t id, struct at_live_block *out)
     return __atomic_load_n(&overflow_used, __ATOMIC_RELAXED) && overflow_remove(id, out);
 }
 
+uint64_t at_live_size(const struct at_live_block *b)
+{
+    return block_size(b);
+}
+
+void at_live_exclusions(at_range_fn *add, void *ctx)
+{
+    add(ctx, region, region_len);
+    at_shadow_exclusions(add, ctx);
+}
+
 static int by_index(const void *a, const void *b)
 {
     uint64_t x = block_index(a), y = block_index(b);
@@ -253,12 +264,34 @@ static struct at_live_block *collect_all(size_t *n)
     return all;
 }
 
+static const char *const kind_lines[] = {
+    [AT_KIND_DEFINITE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_DEFINITE "\n",
+    [AT_KIND_INDIRECT] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_INDIRECT "\n",
+    [AT_KIND_POSSIBLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_POSSIBLE "\n",
+    [AT_KIND_REACHABLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_REACHABLE "\n",
+};
+
+/* Each block's leak kind (reach.c), into memory of its own; NULL when
+ * there is none (every block is then written without a kind). */
+static uint8_t *classify(const struct at_live_block *all, size_t n)
+{
+    uint8_t *kind = n ? at_real.malloc(n) : NULL;
+    if (kind && at_reach_classify(all, n, kind) < 0) {
+        at_warn("cannot scan memory for pointers to the live blocks: ",
+                "their leak kinds are not written", "");
+        at_real.free(kind);
+        kind = NULL;
+    }
+    return kind;
+}
+
 void at_live_write(void)
 {
     size_t n, written = 0;
     uint64_t bytes = 0;
     struct at_live_block *all = collect_all(&n);
     qsort(all, n, sizeof *all, by_index);
+    uint8_t *kind = classify(all, n);
     char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
     for (size_t i = 0; i < n; i++) {
         const struct at_live_block *b = &all[i];
@@ -268,11 +301,14 @@ void at_live_write(void)
             .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
             .frames = (void **)st->frames, .nframes = st->n,
         };
+        if (kind)
+            at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
         at_commit_indexed(block_index(b), buf, at_format_body(buf, &e));
         bytes += e.size;
         written++;
     }
     at_real.free(all);
+    at_real.free(kind);
     char s[256], *p = s;
     const char l1[] = "# Resource - " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC "):\n# ";
     memcpy(p, l1, sizeof l1 - 1);

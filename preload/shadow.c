@@ -231,6 +231,13 @@ size_t at_shadow_collect(struct at_live_block *out, size_t max)
     return out && n > max ? max : n;
 }
 
+void at_shadow_exclusions(at_range_fn *add, void *ctx)
+{
+    for (size_t d = 0; d < DIR_SIZE; d++)
+        if (__atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE))
+            add(ctx, dir[d].leaf, PAGE + LEAF_BYTES);
+}
+
 void at_shadow_fork_prepare(void)
 {
     pthread_mutex_lock(&dir_lock);

@@ -273,8 +273,16 @@ void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
 int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */
 void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
-/* Appends the live blocks in index order and the leak summary. */
+/* Appends the live blocks in index order, each after its leak kind line
+ * (reach.c), and the leak summary. */
 void at_live_write(void) AT_HIDDEN;
+/* A block's size (unpacked). */
+uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;
+/* Hands every range of the live-block tables (here and in shadow.c) to
+ * add(ctx, ...): memory of the tracer's that holds block addresses and
+ * must not count as a root. */
+typedef void at_range_fn(void *ctx, const void *p, size_t len);
+void at_live_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
 void at_live_fork_prepare(void) AT_HIDDEN;
 void at_live_fork_parent(void) AT_HIDDEN;
 void at_live_fork_child(void) AT_HIDDEN;
@@ -290,9 +298,27 @@ void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
 /* Copies up to `max` kept blocks to `out` and returns how many it copied;
  * with out NULL, counts them. */
 size_t at_shadow_collect(struct at_live_block *out, size_t max) AT_HIDDEN;
+/* Hands every leaf mapping to add (see at_live_exclusions). */
+void at_shadow_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
 void at_shadow_fork_prepare(void) AT_HIDDEN;
 void at_shadow_fork_parent(void) AT_HIDDEN;
 void at_shadow_fork_child(void) AT_HIDDEN;
+
+/* ---- reach.c (leaks mode, at exit: memcheck's leak kinds) ------------- */
+enum at_leak_kind {
+    AT_KIND_UNKNOWN,     /* not classified: the scan could not run */
+    AT_KIND_DEFINITE,
+    AT_KIND_INDIRECT,
+    AT_KIND_POSSIBLE,
+    AT_KIND_REACHABLE,
+};
+/* The stack pointer of the exiting thread in at_finish, whose frame holds
+ * the callee-saved registers: the scan reads that stack from here up. */
+extern uintptr_t at_exit_sp AT_HIDDEN;
+/* Sets kind[i] for the block all[i] (any order) by scanning the roots and
+ * the blocks. Returns 0, or -1 when it could not scan (no memory, no
+ * /proc/self/maps): then every kind is AT_KIND_UNKNOWN. */
+int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */

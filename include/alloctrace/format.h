@@ -40,6 +40,16 @@
 #define AT_TEMP_COMMENT    "# "           /* dropped by readers */
 #define AT_ALLOC_SUMMARY   "# allocation summary: "
 
+/* Leaks mode: a persistent comment before a leaked block's call line (or
+ * before a compressed group's first one) giving memcheck's leak kind of
+ * the calls that follow, up to the end of their record. Readers of
+ * sp-rtrace's time take it for a comment. */
+#define AT_LEAK_KIND_PREFIX "## leak kind: "
+#define AT_KIND_NAME_DEFINITE  "definite"
+#define AT_KIND_NAME_INDIRECT  "indirect"
+#define AT_KIND_NAME_POSSIBLE  "possible"
+#define AT_KIND_NAME_REACHABLE "reachable"
+
 /* Resolved frame text forms (section 5). */
 #define AT_FRAME_AT       " at "
 #define AT_FRAME_FROM     "from "

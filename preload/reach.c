@@ -1,0 +1,646 @@
+/*
+ * preload/reach.c: leaks mode, at exit: which live blocks the program can
+ * still reach, in memcheck's four kinds (valgrind manual, "Looking for
+ * Memory Leaks"):
+ *   still reachable   a pointer to its start (or one a heuristic below
+ *                     accepts) is found from the roots, or from a block
+ *                     itself reached so;
+ *   possibly lost     reached, but only through interior pointers (or
+ *                     through a block that is itself only possibly lost);
+ *   indirectly lost   not reached from the roots, but pointed to from a
+ *                     lost block;
+ *   definitely lost   not reached at all: the head of a lost structure.
+ *
+ * The algorithm is memcheck's, so that bytes and blocks per kind agree:
+ * 1. Roots are scanned word by word (8-byte aligned): every readable and
+ *    writable mapping of /proc/self/maps - the writable segments of every
+ *    loaded object, thread stacks and the TLS blocks inside them, the
+ *    program's own mmaps - except the allocator's heap ([heap], glibc's
+ *    per-thread arenas), the live blocks themselves, devices, and the
+ *    tracer's own memory (live-block tables, shadow store, this scan's
+ *    scratch, the tracer's writable segments). The exiting thread's stack
+ *    is scanned only from the stack pointer at_finish saw, whose frame
+ *    holds every callee-saved register (the saved registers).
+ * 2. A word equal to a block's start, or inside the block and accepted by
+ *    a heuristic, makes the block reachable when found from a root or a
+ *    reachable block; any other interior word makes it possibly lost. A
+ *    block whose state rises is pushed on an explicit mark stack and its
+ *    words scanned in turn (a block is pushed at most twice: linear).
+ * 3. Then each block still unreached, in address order, heads a "clique":
+ *    every unreached block found from it (any pointer into it) becomes
+ *    indirectly lost; the heads left are definitely lost.
+ *
+ * memcheck's default interior-pointer heuristics (--leak-check-heuristics
+ * =all): stdstring (old COW std::string: length, capacity, refcount, then
+ * the characters the pointer points at), length64 and newarray (a count
+ * word before the pointer: new[] of a type with a destructor), and
+ * multipleinheritance (the pointer and the block's start both hold vtable
+ * pointers).
+ *
+ * Never faulting: every address read is first found in the snapshot of
+ * /proc/self/maps (read with raw syscalls), readable; large root mappings
+ * are read only where mincore says a page is resident (a page never
+ * touched holds zeros; a swapped-out page is not read, a documented
+ * limit). Threads still running while we scan may change or unmap memory
+ * under us: that is the best effort docs/gate.md describes.
+ *
+ * Where we must differ from memcheck (it runs the program on its own
+ * allocator, we on glibc's): glibc's arena struct, in libc's data, points
+ * at chunk headers, and a chunk's header lies in the last 8 usable bytes of
+ * the chunk before it. A word equal to start + malloc_usable_size - 8 is
+ * therefore taken for the allocator's, not the program's. memcheck also
+ * ignores words it knows are uninitialised; we cannot tell, so a stale
+ * pointer left in a live frame or block may reach a block memcheck calls
+ * lost.
+ *
+ * Scratch memory comes from mmap (never the heap, whose mappings would
+ * otherwise be roots) and is excluded from the roots.
+ */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+uintptr_t at_exit_sp;
+
+#define WORD sizeof(uintptr_t)
+#define PAGE_SZ 4096ul
+#define ARENA_HEAP (64ul << 20)   /* glibc's HEAP_MAX_SIZE on 64-bit */
+#define MINCORE_FROM (1ul << 20)  /* mappings this large are read page by page */
+
+enum state { UNREACHED, POSSIBLE, REACHABLE, INDIRECT };
+
+struct blk {
+    uintptr_t start, end;   /* end: start + size, or start + 1 for size 0 */
+    uint64_t size;
+    uint32_t order;         /* index in the caller's array */
+    uint8_t state, readable;
+};
+
+struct map {
+    uintptr_t lo, hi;
+    uint8_t r, w, x, file, root;
+};
+
+struct range {
+    uintptr_t lo, hi;
+};
+
+#define MAX_EXCL 64
+
+struct scan {
+    struct blk *b;
+    size_t n;
+    uintptr_t min, max;
+    uint32_t *stack;
+    size_t top;
+    struct map *maps;
+    size_t nmaps;
+    struct range excl[MAX_EXCL];
+    size_t nexcl;
+    size_t (*usable)(void *);
+};
+
+/* ---- scratch --------------------------------------------------------------- */
+
+static void *scratch(size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+static void scratch_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes ? bytes : 1);
+}
+
+static void exclude(struct scan *s, const void *p, size_t len)
+{
+    if (p && len && s->nexcl < MAX_EXCL)
+        s->excl[s->nexcl++] = (struct range){ (uintptr_t)p, (uintptr_t)p + len };
+}
+
+/* The same for the tables of live.c and shadow.c. */
+static void exclude_cb(void *ctx, const void *p, size_t len)
+{
+    exclude(ctx, p, len);
+}
+
+/* ---- /proc/self/maps --------------------------------------------------------- */
+
+/* The whole file into an mmap'ed buffer, read with raw syscalls (no stdio,
+ * no allocation). Returns its length, 0 on failure; *cap is the mapping. */
+static size_t read_maps(char **buf, size_t *cap)
+{
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t len = 0;
+    *cap = 1ul << 20;
+    *buf = scratch(*cap);
+    while (*buf) {
+        if (len == *cap) {
+            void *m = mremap(*buf, *cap, *cap * 2, MREMAP_MAYMOVE);
+            if (m == MAP_FAILED) {
+                scratch_free(*buf, *cap);
+                *buf = NULL;
+                break;
+            }
+            *buf = m;
+            *cap *= 2;
+        }
+        long r = syscall(SYS_read, fd, *buf + len, *cap - len);
+        if (r < 0) {
+            scratch_free(*buf, *cap);
+            *buf = NULL;
+        } else if (r == 0) {
+            break;
+        } else {
+            len += (size_t)r;
+        }
+    }
+    syscall(SYS_close, fd);
+    return *buf ? len : 0;
+}
+
+static const char *hex(const char *p, const char *end, uintptr_t *v)
+{
+    *v = 0;
+    for (; p < end; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+        if (d < 0)
+            break;
+        *v = *v << 4 | (uintptr_t)d;
+    }
+    return p;
+}
+
+static int starts(const char *p, const char *end, const char *word)
+{
+    size_t n = strlen(word);
+    return (size_t)(end - p) >= n && memcmp(p, word, n) == 0;
+}
+
+/* Which mappings may be roots: readable and writable, not the heap, not a
+ * device (reading one may hang or change it; /dev/zero is memory). */
+static int root_kind(const struct map *m, const char *path, const char *end)
+{
+    if (!m->r || !m->w)
+        return 0;
+    if (starts(path, end, "[heap]") || starts(path, end, "[v"))
+        return 0;
+    if (starts(path, end, "/dev/") && !starts(path, end, "/dev/zero") &&
+        !starts(path, end, "/dev/shm/"))
+        return 0;
+    return 1;
+}
+
+/* "lo-hi perms offset dev inode   path" per line. */
+static size_t parse_maps(const char *t, size_t len, struct map *out, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = t, *end = t + len; p < end && n < max;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        struct map m = { 0 };
+        const char *q = hex(p, eol, &m.lo);
+        if (q < eol && *q == '-')
+            q = hex(q + 1, eol, &m.hi);
+        if (q + 5 <= eol && m.hi > m.lo) {
+            m.r = q[1] == 'r';
+            m.w = q[2] == 'w';
+            m.x = q[3] == 'x';
+            const char *path = q + 5;
+            for (int field = 0; field < 3 && path < eol; field++) {   /* offset dev inode */
+                while (path < eol && *path == ' ')
+                    path++;
+                while (path < eol && *path != ' ')
+                    path++;
+            }
+            while (path < eol && *path == ' ')
+                path++;
+            m.file = path < eol && *path == '/';
+            m.root = (uint8_t)root_kind(&m, path, eol);
+            out[n++] = m;
+        }
+        p = eol + 1;
+    }
+    return n;
+}
+
+static const struct map *map_of(const struct scan *s, uintptr_t a)
+{
+    size_t lo = 0, hi = s->nmaps;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->maps[mid].hi <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->nmaps && s->maps[lo].lo <= a ? &s->maps[lo] : NULL;
+}
+
+/* Whether [a, a + len) lies in readable mappings. */
+static int readable(const struct scan *s, uintptr_t a, size_t len)
+{
+    uintptr_t end = a + len;
+    while (a < end) {
+        const struct map *m = map_of(s, a);
+        if (!m || !m->r)
+            return 0;
+        a = m->hi;
+    }
+    return 1;
+}
+
+/* glibc's per-thread arena heaps: a HEAP_MAX_SIZE-aligned mapping whose
+ * heap_info header (ar_ptr, prev, size, mprotect_size) says it is one. */
+static void exclude_arena_heaps(struct scan *s)
+{
+    for (size_t i = 0; i < s->nmaps; i++) {
+        const struct map *m = &s->maps[i];
+        if (!m->root || m->file)
+            continue;
+        uintptr_t a = (m->lo + ARENA_HEAP - 1) & ~(ARENA_HEAP - 1);
+        if (a >= m->hi || m->hi - a < 4 * WORD)
+            continue;
+        uintptr_t rw = (m->hi - a < ARENA_HEAP ? m->hi : a + ARENA_HEAP) - a;
+        const uintptr_t *h = (const uintptr_t *)a;
+        if (h[3] == rw && h[2] <= h[3] && h[2] >= PAGE_SZ && h[0] > a && h[0] < a + rw)
+            exclude(s, (void *)a, rw);
+    }
+}
+
+/* ---- the tracer's own writable segments --------------------------------------- */
+
+static int own_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct scan *s = arg;
+    uintptr_t me = (uintptr_t)&at_exit_sp;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz)
+            mine = 1;
+    }
+    if (!mine)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(WORD - 1);
+            exclude(s, (void *)lo, info->dlpi_addr + ph->p_vaddr + ph->p_memsz - lo);
+        }
+    }
+    return 1;
+}
+
+/* ---- blocks ------------------------------------------------------------------- */
+
+/* The block a word points into, or -1. Quick range test first: most words
+ * are no heap pointers. */
+static long find_block(const struct scan *s, uintptr_t p)
+{
+    if (p < s->min || p >= s->max)
+        return -1;
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->b[mid].end <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == s->n || p < s->b[lo].start)
+        return -1;
+    const struct blk *b = &s->b[lo];
+    /* A chunk header of glibc's (see above), not the program's pointer. */
+    if (p != b->start && s->usable && p + WORD == b->start + s->usable((void *)b->start))
+        return -1;
+    return (long)lo;
+}
+
+static inline uintptr_t word_at(uintptr_t a)
+{
+    return *(const volatile uintptr_t *)a;
+}
+
+/* A vtable as memcheck recognises one: in a readable file mapping, and of
+ * its first 20 words, null ones aside, the first two point into
+ * executable file mappings. */
+static int is_vtable(const struct scan *s, uintptr_t v)
+{
+    if (v < PAGE_SZ || (v & (WORD - 1)))
+        return 0;
+    const struct map *m = map_of(s, v);
+    if (!m || !m->file || !m->r)
+        return 0;
+    uintptr_t last = v + 20 * WORD;
+    if (last > m->hi - WORD)
+        last = m->hi - WORD;
+    int fns = 0;
+    for (uintptr_t a = v; a <= last; a += WORD) {
+        uintptr_t f = word_at(a);
+        if (f == 0)
+            continue;
+        const struct map *fm = map_of(s, f);
+        if (!fm || !fm->file || !fm->x)
+            return 0;
+        if (++fns == 2)
+            return 1;
+    }
+    return 0;
+}
+
+/* memcheck's heuristics for an interior pointer p into block b. */
+static int heuristic(const struct scan *s, const struct blk *b, uintptr_t p)
+{
+    if (!b->readable)
+        return 0;
+    uintptr_t d = b->start;
+    if (p == d + 3 * WORD && b->size >= 3 * WORD) {   /* stdstring */
+        uintptr_t capacity = word_at(d + WORD);
+        if (3 * WORD + capacity + 1 == b->size && word_at(d) <= capacity)
+            return 1;
+    }
+    if (p == d + WORD && b->size >= WORD) {   /* length64, newarray */
+        uintptr_t count = word_at(d);
+        if (count > 0 && (b->size - WORD == count || (b->size - WORD) % count == 0))
+            return 1;
+    }
+    if (!(p & (WORD - 1)) && p + WORD <= d + b->size && b->size >= WORD) {   /* multiple inheritance */
+        uintptr_t inner = word_at(p), first = word_at(d);
+        if (!(inner & (WORD - 1)) && inner >= PAGE_SZ && !(first & (WORD - 1)) && first >= PAGE_SZ &&
+            is_vtable(s, inner) && is_vtable(s, first))
+            return 1;
+    }
+    return 0;
+}
+
+static inline void push(struct scan *s, size_t i)
+{
+    s->stack[s->top++] = (uint32_t)i;
+}
+
+/* A word found from a root (prior_definite) or from a block being marked. */
+static void reach(struct scan *s, uintptr_t p, int prior_definite)
+{
+    long i = find_block(s, p);
+    if (i < 0)
+        return;
+    struct blk *b = &s->b[i];
+    if (b->state == REACHABLE)
+        return;
+    int as_start = p == b->start || heuristic(s, b, p);
+    if (as_start && prior_definite) {
+        b->state = REACHABLE;
+        push(s, (size_t)i);
+    } else if (b->state == UNREACHED) {
+        b->state = POSSIBLE;
+        push(s, (size_t)i);
+    }
+}
+
+static void scan_words(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    lo = (lo + WORD - 1) & ~(WORD - 1);
+    for (uintptr_t a = lo; a + WORD <= hi; a += WORD)
+        reach(s, word_at(a), 1);
+}
+
+/* Resident pages only, for large mappings (see above). */
+static void scan_resident(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    if (hi - lo < MINCORE_FROM) {
+        scan_words(s, lo, hi);
+        return;
+    }
+    unsigned char vec[256];
+    for (uintptr_t a = lo & ~(PAGE_SZ - 1); a < hi; a += sizeof vec * PAGE_SZ) {
+        uintptr_t end = a + sizeof vec * PAGE_SZ < hi ? a + sizeof vec * PAGE_SZ : hi;
+        size_t pages = (end - a + PAGE_SZ - 1) / PAGE_SZ;
+        if (mincore((void *)a, end - a, vec) != 0)
+            continue;   /* not mapped any more: nothing to read */
+        for (size_t k = 0; k < pages; k++) {
+            if (!(vec[k] & 1))
+                continue;
+            uintptr_t pl = a + k * PAGE_SZ, ph = pl + PAGE_SZ;
+            scan_words(s, pl < lo ? lo : pl, ph > end ? end : ph);
+        }
+    }
+}
+
+/* A root range without the live blocks inside it (they are scanned only
+ * once reached). */
+static void scan_root_gaps(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    size_t a = 0, z = s->n;
+    while (a < z) {
+        size_t mid = (a + z) / 2;
+        if (s->b[mid].end <= lo)
+            a = mid + 1;
+        else
+            z = mid;
+    }
+    for (; a < s->n && s->b[a].start < hi && lo < hi; a++) {
+        if (s->b[a].start > lo)
+            scan_resident(s, lo, s->b[a].start);
+        if (s->b[a].end > lo)
+            lo = s->b[a].end;
+    }
+    if (lo < hi)
+        scan_resident(s, lo, hi);
+}
+
+/* A root range without the excluded ranges (sorted, disjoint). */
+static void scan_root(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    for (size_t e = 0; e < s->nexcl && lo < hi; e++) {
+        const struct range *x = &s->excl[e];
+        if (x->hi <= lo || x->lo >= hi)
+            continue;
+        if (x->lo > lo)
+            scan_root_gaps(s, lo, x->lo);
+        if (x->hi > lo)
+            lo = x->hi;
+    }
+    if (lo < hi)
+        scan_root_gaps(s, lo, hi);
+}
+
+static void mark(struct scan *s)
+{
+    while (s->top) {
+        struct blk *b = &s->b[s->stack[--s->top]];
+        if (!b->readable)
+            continue;
+        int definite = b->state != POSSIBLE;
+        for (uintptr_t a = (b->start + WORD - 1) & ~(WORD - 1); a + WORD <= b->start + b->size;
+             a += WORD)
+            reach(s, word_at(a), definite);
+    }
+}
+
+/* Step 3: the unreached blocks found from clique head h. */
+static void clique(struct scan *s, size_t h)
+{
+    push(s, h);
+    while (s->top) {
+        const struct blk *b = &s->b[s->stack[--s->top]];
+        if (!b->readable)
+            continue;
+        for (uintptr_t a = (b->start + WORD - 1) & ~(WORD - 1); a + WORD <= b->start + b->size;
+             a += WORD) {
+            long i = find_block(s, word_at(a));
+            if (i >= 0 && (size_t)i != h && s->b[i].state == UNREACHED) {
+                s->b[i].state = INDIRECT;
+                push(s, (size_t)i);
+            }
+        }
+    }
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static void sort_blocks(struct blk *b, size_t n)
+{
+    /* Heap sort: no recursion, no allocation, n log n. */
+    for (size_t k = n / 2; k-- > 0;)
+        for (size_t i = k;;) {
+            size_t c = 2 * i + 1;
+            if (c >= n)
+                break;
+            if (c + 1 < n && b[c + 1].start > b[c].start)
+                c++;
+            if (b[i].start >= b[c].start)
+                break;
+            struct blk t = b[i];
+            b[i] = b[c];
+            b[c] = t;
+            i = c;
+        }
+    for (size_t end = n; end-- > 1;) {
+        struct blk t = b[0];
+        b[0] = b[end];
+        b[end] = t;
+        for (size_t i = 0;;) {
+            size_t c = 2 * i + 1;
+            if (c >= end)
+                break;
+            if (c + 1 < end && b[c + 1].start > b[c].start)
+                c++;
+            if (b[i].start >= b[c].start)
+                break;
+            t = b[i];
+            b[i] = b[c];
+            b[c] = t;
+            i = c;
+        }
+    }
+}
+
+static void sort_ranges(struct range *r, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && r[j - 1].lo > r[j].lo; j--) {
+            struct range t = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = t;
+        }
+}
+
+static void scan_roots(struct scan *s)
+{
+    uintptr_t sp = at_exit_sp;
+    const struct map *own = sp ? map_of(s, sp) : NULL;
+    for (size_t i = 0; i < s->nmaps; i++) {
+        const struct map *m = &s->maps[i];
+        if (!m->root)
+            continue;
+        /* The exiting thread's stack: only the live part, above sp. */
+        scan_root(s, m == own ? sp : m->lo, m->hi);
+    }
+}
+
+static const uint8_t kind_of[] = {
+    [UNREACHED] = AT_KIND_DEFINITE, [INDIRECT] = AT_KIND_INDIRECT,
+    [POSSIBLE] = AT_KIND_POSSIBLE, [REACHABLE] = AT_KIND_REACHABLE,
+};
+
+static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t size = at_live_size(&all[i]);
+        s->b[i] = (struct blk){ .start = all[i].id, .size = size,
+                                .end = all[i].id + (size ? size : 1), .order = (uint32_t)i };
+    }
+    sort_blocks(s->b, n);
+    s->n = n;
+    s->min = n ? s->b[0].start : 0;
+    s->max = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s->b[i].end > s->max)
+            s->max = s->b[i].end;
+        s->b[i].readable = (uint8_t)readable(s, s->b[i].start, s->b[i].size);
+    }
+    exclude_arena_heaps(s);
+    dl_iterate_phdr(own_segments, s);
+    at_live_exclusions(exclude_cb, s);
+    sort_ranges(s->excl, s->nexcl);
+    scan_roots(s);
+    mark(s);
+    for (size_t i = 0; i < n; i++)
+        if (s->b[i].state == UNREACHED)
+            clique(s, i);
+    for (size_t i = 0; i < n; i++)
+        kind[s->b[i].order] = kind_of[s->b[i].state];
+    return 0;
+}
+
+int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
+{
+    memset(kind, AT_KIND_UNKNOWN, n);
+    if (n == 0)
+        return 0;
+    if (n >> 31)
+        return -1;
+    struct scan s = { 0 };
+    size_t cap = 0, blen = n * sizeof *s.b, slen = (2 * n + 1) * sizeof *s.stack;
+    char *text = NULL;
+    size_t len = read_maps(&text, &cap);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    size_t mlen = (lines + 1) * sizeof *s.maps;
+    s.b = scratch(blen);
+    s.stack = scratch(slen);
+    s.maps = scratch(mlen);
+    int rc = -1;
+    if (len && s.b && s.stack && s.maps) {
+        s.nmaps = parse_maps(text, len, s.maps, lines + 1);
+        exclude(&s, all, n * sizeof *all);
+        exclude(&s, s.b, blen);
+        exclude(&s, s.stack, slen);
+        exclude(&s, s.maps, mlen);
+        exclude(&s, text, cap);
+        s.usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+        rc = classify(&s, all, n, kind);
+    }
+    scratch_free(text, cap);
+    scratch_free(s.b, blen);
+    scratch_free(s.stack, slen);
+    scratch_free(s.maps, mlen);
+    return rc;
+}

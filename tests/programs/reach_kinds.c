@@ -1,0 +1,118 @@
+/* tests/programs/reach_kinds.c: one block or structure of each of
+ * memcheck's leak kinds, for the reachability tests (compared per kind
+ * with valgrind). Arguments pick what to leave at exit:
+ *   reachable  100 bytes still pointed to by a global
+ *   definite   40 bytes no pointer reaches
+ *   indirect   a lost 16-byte node whose only pointer to 200 bytes makes
+ *              those indirectly lost
+ *   possible   64 bytes a global points into (offset 10) only
+ *   cycle      two lost 48-byte blocks pointing at each other
+ *   chain=N    a lost list of N 32-byte nodes (1 definite, N-1 indirect)
+ *   thread     a block pointed to only from a thread still blocked at exit
+ * Every allocation happens in its own function and the stack is scrubbed
+ * before main returns, so no stale copy of a pointer stays behind. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *keep;       /* reachable */
+static char *inside;     /* possible: points into its block */
+
+struct node {
+    struct node *next;
+    char *child;
+};
+
+static __attribute__((noinline)) void make_reachable(void)
+{
+    keep = malloc(100);
+    memset(keep, 'r', 100);
+}
+
+static __attribute__((noinline)) void make_definite(void)
+{
+    char *p = malloc(40);
+    memset(p, 'd', 40);
+}
+
+static __attribute__((noinline)) void make_indirect(void)
+{
+    struct node *n = malloc(sizeof *n);
+    n->next = NULL;
+    n->child = malloc(200);
+    memset(n->child, 'i', 200);
+}
+
+static __attribute__((noinline)) void make_possible(void)
+{
+    char *p = malloc(64);
+    memset(p, 'p', 64);
+    inside = p + 10;
+}
+
+static __attribute__((noinline)) void make_cycle(void)
+{
+    void **a = calloc(6, sizeof *a), **b = calloc(6, sizeof *b);
+    a[0] = b;
+    b[0] = a;
+}
+
+static __attribute__((noinline)) void make_chain(int n)
+{
+    struct node *head = NULL;
+    for (int i = 0; i < n; i++) {
+        struct node *x = malloc(sizeof *x * 2);
+        x->next = head;
+        x->child = NULL;
+        head = x;
+    }
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *hold(void *arg)
+{
+    volatile char *mine = malloc(72);
+    mine[0] = 1;
+    pthread_mutex_lock(&lock);   /* main keeps it locked: blocked at exit */
+    (void)arg;
+    return (void *)mine;
+}
+
+static __attribute__((noinline)) void make_thread(void)
+{
+    pthread_t t;
+    pthread_mutex_lock(&lock);
+    pthread_create(&t, NULL, hold, NULL);
+    usleep(100000);
+}
+
+static __attribute__((noinline)) void scrub(void)
+{
+    volatile char pad[16384];
+    for (size_t i = 0; i < sizeof pad; i++)
+        pad[i] = 0;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "reachable") == 0)
+            make_reachable();
+        else if (strcmp(argv[i], "definite") == 0)
+            make_definite();
+        else if (strcmp(argv[i], "indirect") == 0)
+            make_indirect();
+        else if (strcmp(argv[i], "possible") == 0)
+            make_possible();
+        else if (strcmp(argv[i], "cycle") == 0)
+            make_cycle();
+        else if (strncmp(argv[i], "chain=", 6) == 0)
+            make_chain(atoi(argv[i] + 6));
+        else if (strcmp(argv[i], "thread") == 0)
+            make_thread();
+    }
+    scrub();
+    return 0;
+}
