@@ -3,7 +3,8 @@
  * (compress.h).
  *
  * Stacks are interned, so "same backtrace" is "same stack pointer", and a
- * group is found by the stack's dense id: no hashing of frames per call.
+ * group is found by the stack's dense id (and the call's leak kind): no
+ * hashing of frames per call.
  * The depth cut interns the first N frames once per distinct stack (cached
  * by id), so stacks that become equal are the same group in the same run.
  *
@@ -17,6 +18,7 @@
  * go on at once, ahead of the groups.
  */
 #include "compress.h"
+#include "leakkind.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -36,7 +38,7 @@ typedef struct enc_call {
     const char *name; /* interned: valid as long as the trace */
     const at_stack *stack;
     uint32_t context, res, nargs, len; /* len: of the whole encoding */
-    uint8_t is_alloc, has_time;
+    uint8_t is_alloc, has_time, kind;
 } enc_call;
 
 typedef struct chunk {
@@ -175,7 +177,8 @@ static void encode(compress *c, group *g, const at_call *call)
     enc_call e = { .index = call->index, .size = call->size, .id = call->id,
                    .time_us = call->time_us, .name = call->name, .stack = call->stack,
                    .context = call->context, .res = call->res, .nargs = call->nargs,
-                   .len = (uint32_t)len, .is_alloc = call->is_alloc, .has_time = call->has_time };
+                   .len = (uint32_t)len, .is_alloc = call->is_alloc, .has_time = call->has_time,
+                   .kind = call->kind };
     char *p = g->buf + g->blen;
     memcpy(p, &e, sizeof e);
     p += sizeof e;
@@ -188,19 +191,22 @@ static void encode(compress *c, group *g, const at_call *call)
     g->blen += (uint32_t)len;
 }
 
+/* Groups are by stack and leak kind: a stack's lost and reachable blocks
+ * are two groups, as in valgrind's loss records. */
 static void add_to_group(compress *c, const at_call *call)
 {
     const at_stack *s = call->stack;
-    c->group_of = grow_by_id(c->group_of, &c->ngroup_of, s->id, sizeof *c->group_of);
-    if (!c->group_of[s->id]) {
+    uint32_t key = s->id * AT_LEAK_NKINDS + (call->kind < AT_LEAK_NKINDS ? call->kind : 0);
+    c->group_of = grow_by_id(c->group_of, &c->ngroup_of, key, sizeof *c->group_of);
+    if (!c->group_of[key]) {
         if (c->ngroups == c->cgroups) {
             c->cgroups = c->cgroups ? c->cgroups * 2 : 256;
             c->groups = at_xrealloc(c->groups, c->cgroups * sizeof *c->groups);
         }
         c->groups[c->ngroups] = (group){ .stack = s, .first_index = call->index };
-        c->group_of[s->id] = (uint32_t)++c->ngroups;
+        c->group_of[key] = (uint32_t)++c->ngroups;
     }
-    group *g = &c->groups[c->group_of[s->id] - 1];
+    group *g = &c->groups[c->group_of[key] - 1];
     encode(c, g, call);
     g->ncalls++;
     if (call->is_alloc)
@@ -299,7 +305,7 @@ static void emit_piece(compress *c, const group *g, const char *data, size_t len
                               .time_us = e->time_us, .name = e->name, .res = e->res,
                               .is_alloc = e->is_alloc, .size = e->size, .id = e->id,
                               .nargs = e->nargs, .args = e->nargs ? args + a : NULL,
-                              .stack = e->stack };
+                              .stack = e->stack, .kind = e->kind };
         const char *q = (const char *)(e + 1);
         for (uint32_t i = 0; i < e->nargs; i++, a++) {
             args[a].name = q;

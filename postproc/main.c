@@ -29,6 +29,7 @@
 #include "export_stage.h"
 #include "filter_stage.h"
 #include "gate_run.h"
+#include "leakkind.h"
 #include "leaks.h"
 #include "reorder.h"
 #include "reader.h"
@@ -85,6 +86,7 @@ enum {
     OPT_COST,
     OPT_TOP,
     OPT_DIFF,
+    OPT_LEAK_KINDS,
 };
 
 static const struct option long_options[] = {
@@ -117,6 +119,7 @@ static const struct option long_options[] = {
     { "cost", required_argument, NULL, OPT_COST },
     { "top", required_argument, NULL, OPT_TOP },
     { "diff", required_argument, NULL, OPT_DIFF },
+    { "leak-kinds", required_argument, NULL, OPT_LEAK_KINDS },
     { NULL, 0, NULL, 0 },
 };
 
@@ -138,6 +141,9 @@ static void usage(FILE *f)
           "  -R, --resource MASK         keep calls of the resource types of MASK\n"
           "      --include FILE          keep only the calls whose indices FILE lists\n"
           "      --exclude FILE          drop the calls whose indices FILE lists\n"
+          "      --leak-kinds LIST       keep the leaked blocks of these kinds: definite,\n"
+          "                              indirect, possible, reachable, all (blocks of\n"
+          "                              no kind always stay)\n"
           "      --call-address MODULE:START+SIZE\n"
           "                              keep calls with a frame in that range of MODULE\n"
           "  -o, --output FILE           write to FILE instead of stdout\n"
@@ -248,6 +254,15 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_EXCLUDE:
             o->select.exclude_file = optarg;
             break;
+        case OPT_LEAK_KINDS: {
+            const char *bad;
+            size_t badlen;
+            if (at_leak_kinds_parse(optarg, &o->select.kinds, &bad, &badlen) != 0)
+                option_error("--leak-kinds: unknown kind in '%s' (definite, indirect, possible, "
+                             "reachable, all, none)", optarg);
+            o->select.use_kinds = true;
+            break;
+        }
         case OPT_CALL_ADDRESS:
             if (at_select_parse_address(&o->select, optarg) != 0)
                 option_error("--call-address: expected MODULE:START+SIZE, not '%s'", optarg);

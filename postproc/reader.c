@@ -22,6 +22,8 @@
  *   otherwise each be a warning). Any other non-'#' line that is no record
  *   is a warning and is kept as a comment (the seed: "all lines not
  *   recognized as other record types will be interpreted as comments").
+ * - A "## leak kind: K" line is no comment of its own: it gives the
+ *   calls after it, up to the end of their block, their leak kind.
  * - A truncated last record (a partial last line, or a block without its
  *   blank line at the end) is dropped with one warning: its frame list may
  *   be cut short, and a wrong stack is worse than none.
@@ -33,6 +35,7 @@
  *   the same reason a line that outgrows the buffer while holding NUL
  *   bytes ends the read.
  */
+#include "leakkind.h"
 #include "reader.h"
 #include "input.h"
 #include "xalloc.h"
@@ -91,6 +94,7 @@ typedef struct reader {
     bool have_index;
     uint64_t last_index;
     uint64_t block_line;
+    uint8_t kind; /* from a leak kind line, for the calls of this block */
 
     pend_call *calls;
     size_t ncalls, ccalls;
@@ -566,6 +570,7 @@ static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
 static void block_reset(reader *r)
 {
     r->ncalls = r->nargs = r->nframes = 0;
+    r->kind = 0;
     r->tlen = 0;
 }
 
@@ -686,6 +691,7 @@ static void add_call(reader *r, const at_call *c)
     }
     reserve((void **)&r->calls, &r->ccalls, r->ncalls, sizeof *r->calls);
     r->calls[r->ncalls++] = (pend_call){ .call = *c, .arg_first = (uint32_t)r->nargs, .line = r->lineno };
+    r->calls[r->ncalls - 1].call.kind = r->kind;
 }
 
 static bool read_arg(reader *r, const char *line, size_t len)
@@ -738,6 +744,15 @@ static bool starts_call(const char *line, size_t len)
 
 static void top_line(reader *r, const char *line, size_t len);
 
+/* A leak kind line: the kind of the calls that follow in this block. */
+static bool take_kind(reader *r, const char *line, size_t len)
+{
+    at_leak_kind k = at_leak_kind_line(line, len);
+    if (k != AT_LEAK_UNKNOWN)
+        r->kind = (uint8_t)k;
+    return k != AT_LEAK_UNKNOWN;
+}
+
 static void block_line(reader *r, const char *line, size_t len)
 {
     if (len == 0) {
@@ -765,7 +780,7 @@ static void block_line(reader *r, const char *line, size_t len)
         return;
     }
     if (line[0] == '#') {
-        if (!is_prefix(line, len, AT_TEMP_COMMENT))
+        if (!take_kind(r, line, len) && !is_prefix(line, len, AT_TEMP_COMMENT))
             keep_block_comment(r, line, len);
         return;
     }
@@ -791,6 +806,8 @@ static void top_line(reader *r, const char *line, size_t len)
     bool ok = true;
     switch (line[0]) {
     case '#':
+        if (take_kind(r, line, len))
+            return;
         if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
             emit_comment(r, line, len, r->lineno);
         return;

@@ -9,6 +9,7 @@
  * or by a trailing part at a '/' ("libfoo.so"); an empty module means
  * absolute addresses.
  */
+#include "leakkind.h"
 #include "select.h"
 #include "xalloc.h"
 
@@ -33,7 +34,7 @@ void at_select_init(at_select_opts *o)
 bool at_select_active(const at_select_opts *o)
 {
     return o->use_context || o->use_resource || o->include_file || o->exclude_file ||
-           o->use_address;
+           o->use_address || o->use_kinds;
 }
 
 int at_select_parse_address(at_select_opts *o, const char *spec)
@@ -244,6 +245,8 @@ static bool selected(const selector *s, const at_call *c)
     if (s->have_exclude && at_index_set_has(&s->exclude, c->index))
         return false;
     if (s->o.use_address && !in_address_range(s, c))
+        return false;
+    if (s->o.use_kinds && c->is_alloc && c->kind && !(s->o.kinds & AT_LEAK_BIT(c->kind)))
         return false;
     return true;
 }

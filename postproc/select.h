@@ -2,7 +2,8 @@
  * postproc/select.h: sp-rtrace-postproc's selection options: by context
  * (-C), resource type (-R), lists of record indices (--include,
  * --exclude) and a code address range (--call-address). Only calls are
- * selected; every other record passes. It runs after leak pairing.
+ * selected; every other record passes. --leak-kinds keeps the leaked
+ * blocks of some of memcheck's kinds (a block of no kind always stays). It runs after leak pairing.
  */
 #ifndef AT_SELECT_H
 #define AT_SELECT_H
@@ -23,6 +24,8 @@ typedef struct at_select_opts {
     bool use_address;
     char *address_module;   /* "" : absolute addresses */
     uint64_t address_start, address_size;
+    bool use_kinds;
+    unsigned kinds;         /* --leak-kinds: keep allocations of these leak kinds (leakkind.h) */
 } at_select_opts;
 
 void at_select_init(at_select_opts *o);

@@ -86,6 +86,7 @@ typedef struct at_call {
     uint32_t nargs;
     const at_arg *args;
     const at_stack *stack; /* interned; never NULL */
+    uint8_t kind;          /* at_leak_kind (leakkind.h) from a "## leak kind:" line; 0: none */
 } at_call;
 
 typedef enum at_rec_kind {

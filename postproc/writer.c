@@ -6,6 +6,7 @@
  * back must not cost more than reading it. Text from the input (comments,
  * names, frame texts) is copied as bytes, never used as a format.
  */
+#include "leakkind.h"
 #include "writer.h"
 #include "xalloc.h"
 
@@ -27,6 +28,7 @@ typedef struct writer {
     char *buf;
     size_t len;
     uint64_t group_blocks, group_size; /* of the pieces of a group so far */
+    uint8_t group_kind;                /* leak kind line written in this group */
     uint64_t leak_count[AT_MAX_RESOURCES];
     uint64_t leak_size[AT_MAX_RESOURCES];
 } writer;
@@ -238,6 +240,17 @@ static void call_line(writer *w, const at_call *c)
     }
 }
 
+/* The leak kind line before a call line (TEXT_FORMAT.md), once per group. */
+static void kind_line(writer *w, uint8_t kind)
+{
+    if (!kind || kind == w->group_kind)
+        return;
+    outs(w, AT_LEAK_KIND_PREFIX);
+    outs(w, at_leak_kind_name((at_leak_kind)kind));
+    outc(w, '\n');
+    w->group_kind = kind;
+}
+
 static void frames(writer *w, const at_stack *s)
 {
     for (uint32_t i = 0; i < s->nframes; i++) {
@@ -255,6 +268,7 @@ static void frames(writer *w, const at_stack *s)
 static void write_group(writer *w, const at_group *g)
 {
     for (size_t i = 0; i < g->ncalls; i++) {
+        kind_line(w, g->calls[i]->kind);
         call_line(w, g->calls[i]);
         if (g->calls[i]->is_alloc) {
             w->group_blocks++;
@@ -270,6 +284,7 @@ static void write_group(writer *w, const at_group *g)
     outc(w, '\n');
     frames(w, g->stack);
     w->group_blocks = w->group_size = 0;
+    w->group_kind = 0;
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -319,6 +334,8 @@ static void put(at_stage *self, const at_record *r)
         outc(w, '\n');
         break;
     case AT_REC_CALL:
+        kind_line(w, r->u.call->kind);
+        w->group_kind = 0;
         call_line(w, r->u.call);
         frames(w, r->u.call->stack);
         break;
