@@ -7,7 +7,12 @@
  * - Blocks are sorted by (stack, size) so each distinct stack is read once
  *   and each distinct (stack, size) asked of the suppressions once: a
  *   program leaking a million blocks from ten sites costs ten stack reads.
- * - A group is one interned stack. Baselines key groups by a normalised
+ * - A group is one interned stack and one leak kind, and only kinds that
+ *   fail (--leak-kinds, default definite and indirect, like valgrind's
+ *   --errors-for-leak-kinds and LSan) make groups: the others are counted
+ *   for the LEAK SUMMARY and are not shown, judged or put in baselines.
+ *   Suppressions apply to every kind, as in valgrind.
+ * - Baselines key groups by a normalised
  *   stack without lines, so several groups of a process can share a key
  *   (two mallocs in one function); they are compared with the baseline as
  *   one sum.
@@ -37,7 +42,8 @@ static const char *keep(at_gate *g, const char *s)
 
 void at_gate_options_init(at_gate_options *o)
 {
-    *o = (at_gate_options){ .leak_exitcode = AT_GATE_LEAKS, .program_status = -1 };
+    *o = (at_gate_options){ .leak_exitcode = AT_GATE_LEAKS, .program_status = -1,
+                            .fail_kinds = AT_LEAK_DEFAULT_FAIL };
 }
 
 at_gate *at_gate_new(const at_gate_options *opt, const at_gate_matcher *m, const at_baseline *b)
@@ -95,23 +101,26 @@ void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why)
 
 /* ---- grouping and suppressions ------------------------------------------ */
 
-static int by_stack_then_size(const void *a, const void *b)
+static int by_stack_kind_size(const void *a, const void *b)
 {
     const at_gate_block *x = a, *y = b;
     if (x->stack->id != y->stack->id)
         return x->stack->id < y->stack->id ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
     return (x->size > y->size) - (x->size < y->size);
 }
 
 static at_gate_group *new_group(at_gate *g, at_gate_proc *p, const at_frame_info *frames,
-                                uint32_t n)
+                                uint32_t n, at_leak_kind kind)
 {
     if (p->ngroups == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 16;
         p->groups = at_xrealloc(p->groups, p->cap * sizeof *p->groups);
     }
     at_gate_group *grp = &p->groups[p->ngroups++];
-    *grp = (at_gate_group){ .nframes = n, .frames = at_xrealloc(NULL, (n ? n : 1) * sizeof *frames) };
+    *grp = (at_gate_group){ .kind = kind, .nframes = n,
+                            .frames = at_xrealloc(NULL, (n ? n : 1) * sizeof *frames) };
     for (uint32_t i = 0; i < n; i++) {
         grp->frames[i] = frames[i];
         grp->frames[i].function = keep(g, frames[i].function);
@@ -122,7 +131,7 @@ static at_gate_group *new_group(at_gate *g, at_gate_proc *p, const at_frame_info
     return grp;
 }
 
-/* Blocks [0, n) share one stack. */
+/* Blocks [0, n) share one stack; sorted by kind, then size. */
 static void add_stack_run(at_gate *g, at_gate_proc *p, const at_gate_block *run, size_t n,
                           const at_frame_info *frames)
 {
@@ -131,7 +140,10 @@ static void add_stack_run(at_gate *g, at_gate_proc *p, const at_gate_block *run,
     for (size_t i = 0; i < n;) {
         size_t j = i;
         uint64_t bytes = 0;
-        while (j < n && run[j].size == run[i].size)
+        at_leak_kind kind = run[i].kind < AT_LEAK_NKINDS ? run[i].kind : AT_LEAK_UNKNOWN;
+        if (grp && grp->kind != kind)
+            grp = NULL;
+        while (j < n && run[j].size == run[i].size && run[j].kind == run[i].kind)
             bytes += run[j++].size;
         uint64_t count = j - i;
         long s = g->has_matcher ? g->matcher.first_match(g->matcher.ctx, stack, frames, run[i].size)
@@ -142,12 +154,16 @@ static void add_stack_run(at_gate *g, at_gate_proc *p, const at_gate_block *run,
             p->suppressed_blocks += count;
             p->suppressed_bytes += bytes;
         } else {
-            if (!grp)
-                grp = new_group(g, p, frames, stack->nframes);
-            grp->blocks += count;
-            grp->bytes += bytes;
-            p->blocks += count;
-            p->bytes += bytes;
+            p->kinds[kind].blocks += count;
+            p->kinds[kind].bytes += bytes;
+            if (g->opt.fail_kinds & AT_LEAK_BIT(kind)) {
+                if (!grp)
+                    grp = new_group(g, p, frames, stack->nframes, kind);
+                grp->blocks += count;
+                grp->bytes += bytes;
+                p->blocks += count;
+                p->bytes += bytes;
+            }
         }
         i = j;
     }
@@ -160,7 +176,7 @@ void at_gate_add_leaks(at_gate *g, at_gate_proc *p, const at_gate_block *blocks,
         return;
     at_gate_block *sorted = at_xrealloc(NULL, n * sizeof *sorted);
     memcpy(sorted, blocks, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_stack_then_size);
+    qsort(sorted, n, sizeof *sorted, by_stack_kind_size);
     at_frame_info *frames = NULL;
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -298,6 +314,8 @@ static void print_group(FILE *out, const at_gate_group *grp)
 {
     fprintf(out, "Leak of %" PRIu64 " byte(s) in %" PRIu64 " block(s) allocated from:", grp->bytes,
             grp->blocks);
+    if (grp->kind != AT_LEAK_UNKNOWN)
+        fprintf(out, " [%s]", at_leak_kind_words(grp->kind));
     if (grp->base == AT_BASE_NEW)
         fputs(" [new]", out);
     else if (grp->base == AT_BASE_GROWN)
@@ -391,6 +409,52 @@ static void print_verdict(FILE *out, const at_gate *g)
         fputs("alloctrace: unused suppressions fail the gate (--fail-on-unused-suppressions)\n", out);
 }
 
+/* A number as valgrind writes it: thousands separated by commas. */
+static void print_count(FILE *out, uint64_t v)
+{
+    if (v >= 1000) {
+        print_count(out, v / 1000);
+        fprintf(out, ",%03u", (unsigned)(v % 1000));
+    } else {
+        fprintf(out, "%u", (unsigned)v);
+    }
+}
+
+static void summary_line(FILE *out, const char *words, uint64_t bytes, uint64_t blocks)
+{
+    fprintf(out, "%*s: ", 18, words);
+    print_count(out, bytes);
+    fputs(" bytes in ", out);
+    print_count(out, blocks);
+    fputs(" blocks\n", out);
+}
+
+/* valgrind's LEAK SUMMARY over every judged process: each kind left after
+ * suppressions, then what suppressions took. */
+static void print_leak_summary(FILE *out, const at_gate *g)
+{
+    if (g->nprocs == 0)
+        return;
+    static const at_leak_kind order[] = { AT_LEAK_DEFINITE, AT_LEAK_INDIRECT, AT_LEAK_POSSIBLE,
+                                          AT_LEAK_REACHABLE, AT_LEAK_UNKNOWN };
+    fputs("LEAK SUMMARY:\n", out);
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        uint64_t bytes = 0, blocks = 0;
+        for (size_t i = 0; i < g->nprocs; i++) {
+            bytes += g->procs[i].kinds[order[k]].bytes;
+            blocks += g->procs[i].kinds[order[k]].blocks;
+        }
+        if (order[k] != AT_LEAK_UNKNOWN || blocks)
+            summary_line(out, at_leak_kind_words(order[k]), bytes, blocks);
+    }
+    uint64_t bytes = 0, blocks = 0;
+    for (size_t i = 0; i < g->nprocs; i++) {
+        bytes += g->procs[i].suppressed_bytes;
+        blocks += g->procs[i].suppressed_blocks;
+    }
+    summary_line(out, "suppressed", bytes, blocks);
+}
+
 void at_gate_print_report(FILE *out, const at_gate *g)
 {
     print_program_status(out, g);
@@ -400,6 +464,7 @@ void at_gate_print_report(FILE *out, const at_gate *g)
         fprintf(out, "alloctrace: %zu other process(es) not judged (--process)\n", g->nskipped);
     print_suppression_use(out, g);
     print_verdict(out, g);
+    print_leak_summary(out, g);
     uint64_t bytes = 0, blocks = 0;
     for (size_t i = 0; i < g->nprocs; i++) {
         bytes += g->procs[i].gating_bytes;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 
 #include "frame.h"
+#include "leakkind.h"
 #include "maps.h"
 #include "stack.h"
 
@@ -46,6 +47,7 @@ typedef enum at_gate_base_state {
 typedef struct at_gate_block {
     const at_stack *stack;
     uint64_t size;
+    uint8_t kind; /* at_leak_kind; AT_LEAK_UNKNOWN for a trace without kinds */
 } at_gate_block;
 
 /* The suppressions, as the gate asks about them. Indices are 0..count-1;
@@ -61,8 +63,11 @@ typedef struct at_gate_matcher {
                         uint64_t size);
 } at_gate_matcher;
 
-/* Leaks of one stack in one process, left after suppressions. */
+/* Leaks of one stack and one failing leak kind in one process, left
+ * after suppressions (blocks of kinds that do not fail are only counted,
+ * in at_gate_proc.kinds). */
 typedef struct at_gate_group {
+    at_leak_kind kind;
     at_frame_info *frames; /* innermost first, strings in the gate's arena */
     uint32_t nframes;
     uint64_t bytes, blocks;
@@ -82,6 +87,9 @@ typedef struct at_gate_proc {
     uint64_t suppressed_bytes, suppressed_blocks; /* taken by suppressions */
     uint64_t gating_bytes, gating_blocks;         /* what the verdict counts */
     size_t gating_groups;
+    struct {
+        uint64_t bytes, blocks;
+    } kinds[AT_LEAK_NKINDS]; /* every kind, left after suppressions (LEAK SUMMARY) */
 } at_gate_proc;
 
 typedef struct at_gate_supp_use {
@@ -99,6 +107,8 @@ typedef struct at_gate_options {
     int program_status;         /* the program's exit status; -1 unknown */
     int program_signal;         /* the signal that killed it; 0 none */
     const char *baseline_label; /* for the report; NULL without a baseline */
+    unsigned fail_kinds;        /* leak kinds that fail (AT_LEAK_BIT set); default
+                                   definite, indirect and unknown */
 } at_gate_options;
 
 typedef struct at_baseline at_baseline;
@@ -146,7 +156,7 @@ void at_gate_add_leaks(at_gate *g, at_gate_proc *p, const at_gate_block *blocks,
 int at_gate_finish(at_gate *g);
 
 /* The text report: groups per process, suppression use, unused
- * suppressions, and the SUMMARY line. */
+ * suppressions, the LEAK SUMMARY per kind and the SUMMARY line. */
 void at_gate_print_report(FILE *out, const at_gate *g);
 
 /* One filter line per group left, precise enough to match that group

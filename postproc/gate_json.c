@@ -40,10 +40,36 @@ static void frame(FILE *f, const at_frame_info *fr)
     fprintf(f, ", \"inlined\": %s}", fr->inlined ? "true" : "false");
 }
 
+/* A leak kind's keyword, null when the trace had none. */
+static const char *kind_name(at_leak_kind k)
+{
+    return k == AT_LEAK_UNKNOWN ? NULL : at_leak_kind_name(k);
+}
+
+/* {"definite": {"bytes": N, "blocks": M}, ...}: valgrind's LEAK SUMMARY. */
+static void leak_kinds(FILE *f, const at_gate *g, const at_gate_proc *only)
+{
+    fputs("{", f);
+    for (int k = AT_LEAK_DEFINITE; k <= AT_LEAK_NKINDS; k++) {
+        at_leak_kind kind = k == AT_LEAK_NKINDS ? AT_LEAK_UNKNOWN : (at_leak_kind)k;
+        uint64_t bytes = 0, blocks = 0;
+        for (size_t i = 0; i < g->nprocs; i++)
+            if (!only || only == &g->procs[i]) {
+                bytes += g->procs[i].kinds[kind].bytes;
+                blocks += g->procs[i].kinds[kind].blocks;
+            }
+        fprintf(f, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"fails\": %s}",
+                k == AT_LEAK_DEFINITE ? "" : ", ", at_leak_kind_name(kind), bytes, blocks,
+                g->opt.fail_kinds & AT_LEAK_BIT(kind) ? "true" : "false");
+    }
+    fputs("}", f);
+}
+
 static void group(FILE *f, const at_gate_group *g)
 {
-    fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"gating\": %s, \"baseline\": ",
-            g->bytes, g->blocks, g->base == AT_BASE_KNOWN ? "false" : "true");
+    fprintf(f, "{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"kind\": ", g->bytes, g->blocks);
+    at_json_str(f, kind_name(g->kind));
+    fprintf(f, ", \"gating\": %s, \"baseline\": ", g->base == AT_BASE_KNOWN ? "false" : "true");
     at_json_str(f, base_state(g->base));
     if (g->base == AT_BASE_GROWN || g->base == AT_BASE_KNOWN)
         fprintf(f, ", \"baseline_bytes\": %" PRIu64 ", \"baseline_blocks\": %" PRIu64,
@@ -72,14 +98,16 @@ static void process(FILE *f, const at_gate *g, const at_gate_proc *p)
     at_json_str(f, p->problem);
     fprintf(f, ",\n      \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"gating_bytes\": %" PRIu64
                ", \"gating_blocks\": %" PRIu64 ", \"suppressed_bytes\": %" PRIu64
-               ", \"suppressed_blocks\": %" PRIu64 ",\n      \"groups\": [",
+               ", \"suppressed_blocks\": %" PRIu64 ",",
             p->bytes, p->blocks, p->gating_bytes, p->gating_blocks, p->suppressed_bytes,
             p->suppressed_blocks);
+    fputs("\n      \"leak_kinds\": ", f);
+    leak_kinds(f, g, p);
+    fputs(",\n      \"groups\": [", f);
     for (size_t i = 0; i < p->ngroups; i++) {
         fputs(i ? ",\n        " : "\n        ", f);
         group(f, &p->groups[i]);
     }
-    (void)g;
     fputs("]}", f);
 }
 
@@ -117,8 +145,11 @@ static void document(FILE *f, const at_gate *g)
     fputs("},\n  \"baseline\": ", f);
     at_json_str(f, g->opt.baseline_label);
     fprintf(f, ",\n  \"summary\": {\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"groups\": %" PRIu64
-               ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64 "},\n",
+               ", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64 ",\n"
+               "              \"leak_kinds\": ",
             bytes, blocks, groups, sbytes, sblocks);
+    leak_kinds(f, g, NULL);
+    fputs("},\n", f);
     fputs("  \"processes\": [", f);
     for (size_t i = 0; i < g->nprocs; i++) {
         fputs(i ? ",\n    " : "\n    ", f);

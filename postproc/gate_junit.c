@@ -62,6 +62,8 @@ static void failure(FILE *f, const at_gate_group *g)
             g->base == AT_BASE_GROWN ? "grown-leak" : g->base == AT_BASE_NEW ? "new-leak" : "leak",
             g->bytes, g->blocks);
     esc(f, where);
+    if (g->kind != AT_LEAK_UNKNOWN)
+        fprintf(f, " (%s)", at_leak_kind_words(g->kind));
     fputs("\">", f);
     for (uint32_t i = 0; i < g->nframes; i++)
         frame_text(f, i, &g->frames[i]);

@@ -66,7 +66,7 @@ typedef struct gate_opts {
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE, O_REMOVE,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS,
 };
 
 static const struct option long_opts[] = {
@@ -87,6 +87,7 @@ static const struct option long_opts[] = {
     { "cache-dir", required_argument, NULL, O_CACHE_DIR },
     { "no-cache", no_argument, NULL, O_NO_CACHE },
     { "remove", required_argument, NULL, O_REMOVE },
+    { "leak-kinds", required_argument, NULL, O_LEAK_KINDS },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -106,6 +107,10 @@ static void usage(FILE *f)
           "      --default-suppressions FILE\n"
           "                                the shipped defaults (not listed when unused)\n"
           "      --leak-exitcode N         exit status when leaks are left (default 1)\n"
+          "      --leak-kinds LIST         the leak kinds that fail: definite, indirect,\n"
+          "                                possible, reachable, all, none (default\n"
+          "                                definite,indirect, as valgrind's\n"
+          "                                --errors-for-leak-kinds and LSan)\n"
           "      --fail-on-program-error   the program's non-zero exit fails the gate\n"
           "      --fail-on-unused-suppressions\n"
           "                                a suppression that took nothing fails the gate\n"
@@ -166,6 +171,14 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_DEFAULT_SUPP: o->default_supp = optarg; break;
         case O_LEAK_EXIT: o->gate.leak_exitcode = (int)number("--leak-exitcode", optarg, 255); break;
         case O_FAIL_PROG: o->gate.fail_on_program_error = true; break;
+        case O_LEAK_KINDS: {
+            const char *bad;
+            size_t badlen;
+            if (at_leak_kinds_parse(optarg, &o->gate.fail_kinds, &bad, &badlen) != 0)
+                usage_error("--leak-kinds: unknown kind in '%s' (definite, indirect, possible, "
+                            "reachable, all, none)", optarg);
+            break;
+        }
         case O_FAIL_UNUSED: o->gate.fail_on_unused = true; break;
         case O_GEN: o->gate.gen_suppressions = true; break;
         case O_MAX_GROUPS: o->gate.max_groups = (size_t)number("--max-groups", optarg, 1L << 30); break;
@@ -217,7 +230,8 @@ static void collect_put(at_stage *self, const at_record *rec)
             c->cap = c->cap ? 2 * c->cap : 256;
             c->blocks = at_xreallocarray(c->blocks, c->cap, sizeof *c->blocks);
         }
-        c->blocks[c->n++] = (at_gate_block){ rec->u.call->stack, rec->u.call->size };
+        c->blocks[c->n++] = (at_gate_block){ rec->u.call->stack, rec->u.call->size,
+                                             rec->u.call->kind };
         c->bytes += rec->u.call->size;
     }
 }
