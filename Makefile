@@ -141,7 +141,8 @@ install: all
 	[ ! -f postproc/alloctrace-postproc ] || install -m 755 postproc/alloctrace-postproc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 include/alloctrace.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 include/alloctrace/*.h $(DESTDIR)$(PREFIX)/include/alloctrace/
-	install -m 644 share/alloctrace/default.supp $(DESTDIR)$(PREFIX)/share/alloctrace/
+	install -m 644 share/alloctrace/default.supp share/alloctrace/reachable.supp \
+	    $(DESTDIR)$(PREFIX)/share/alloctrace/
 
 clean:
 	rm -rf $(B) $(PRODUCTS) $(CLEAN)

@@ -98,6 +98,10 @@ void at_resolve_real(void)
     r.valloc = dlsym(RTLD_NEXT, "valloc");
     r.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
     r.free = dlsym(RTLD_NEXT, "free");
+    /* For reach.c's scan at exit, which must not call dlsym then: dlsym
+     * resets the thread's dlerror state, freeing a string the program
+     * still points to. */
+    r.usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
     /* free last: it is the "resolved" flag. */
     at_real.malloc = r.malloc;
     at_real.calloc = r.calloc;
@@ -108,6 +112,7 @@ void at_resolve_real(void)
     at_real.memalign = r.memalign;
     at_real.valloc = r.valloc;
     at_real.pvalloc = r.pvalloc;
+    at_real.usable_size = r.usable_size;
     __atomic_store_n(&at_real.free, r.free, __ATOMIC_RELEASE);
     atomic_store(&resolving, 0);
 }

@@ -117,6 +117,7 @@ void at_finish(void)
         return;
     volatile uintptr_t here = 0;
     at_exit_sp = (uintptr_t)&here & ~(uintptr_t)15;
+    at_exit_frame = (uintptr_t)__builtin_frame_address(0);
     int saved = at_guard;
     at_guard = 1;
     if (at_cfg.leaks_mode) {

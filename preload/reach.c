@@ -18,9 +18,9 @@
  *    program's own mmaps - except the allocator's heap ([heap], glibc's
  *    per-thread arenas), the live blocks themselves, devices, and the
  *    tracer's own memory (live-block tables, shadow store, this scan's
- *    scratch, the tracer's writable segments). The exiting thread's stack
- *    is scanned only from the stack pointer at_finish saw, whose frame
- *    holds every callee-saved register (the saved registers).
+ *    scratch, the tracer's writable segments). Of the exiting thread's
+ *    stack, at_finish's frame (it holds every callee-saved register: the
+ *    saved registers) and the program's frames (see program_stack).
  * 2. A word equal to a block's start, or inside the block and accepted by
  *    a heuristic, makes the block reachable when found from a root or a
  *    reachable block; any other interior word makes it possibly lost. A
@@ -56,7 +56,6 @@
  * Scratch memory comes from mmap (never the heap, whose mappings would
  * otherwise be roots) and is excluded from the roots.
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
@@ -66,7 +65,7 @@
 
 #include "tracer.h"
 
-uintptr_t at_exit_sp;
+uintptr_t at_exit_sp, at_exit_frame;
 
 #define WORD sizeof(uintptr_t)
 #define PAGE_SZ 4096ul
@@ -85,6 +84,7 @@ struct blk {
 struct map {
     uintptr_t lo, hi;
     uint8_t r, w, x, file, root;
+    uint8_t runtime;   /* the C library or the dynamic loader */
 };
 
 struct range {
@@ -203,6 +203,17 @@ static int root_kind(const struct map *m, const char *path, const char *end)
     return 1;
 }
 
+/* libc.so.6, ld-linux-x86-64.so.2 and their kin, by the file's name. */
+static int is_runtime(const char *path, const char *end)
+{
+    const char *base = path;
+    for (const char *p = path; p < end; p++)
+        if (*p == '/')
+            base = p + 1;
+    return starts(base, end, "libc.so") || starts(base, end, "libc-") ||
+           starts(base, end, "ld-linux") || starts(base, end, "ld-");
+}
+
 /* "lo-hi perms offset dev inode   path" per line. */
 static size_t parse_maps(const char *t, size_t len, struct map *out, size_t max)
 {
@@ -229,6 +240,7 @@ static size_t parse_maps(const char *t, size_t len, struct map *out, size_t max)
             while (path < eol && *path == ' ')
                 path++;
             m.file = path < eol && *path == '/';
+            m.runtime = m.file && is_runtime(path, eol);
             m.root = (uint8_t)root_kind(&m, path, eol);
             out[n++] = m;
         }
@@ -561,6 +573,33 @@ static void sort_ranges(struct range *r, size_t n)
         }
 }
 
+/*
+ * Where the program's part of the exiting thread's stack begins. Between
+ * at_finish and the program lie the frames of exit, its handlers and the
+ * loader's _dl_fini: live frames, but with slots they never wrote, where
+ * stale copies of the program's pointers linger (memcheck knows them for
+ * undefined and ignores them; we cannot). So the scan starts at the
+ * return address into the first frame that is neither the tracer's nor
+ * the C library's or loader's: the caller of exit (or of _exit), or _start
+ * when main returned. Without it (no backtrace), everything above sp.
+ */
+static uintptr_t program_stack(const struct scan *s, const struct map *stack)
+{
+    void *ret[64];
+    int n = at_unwind_glibc(ret, 64);
+    for (int i = 0; i < n; i++) {
+        uintptr_t r = (uintptr_t)ret[i];
+        const struct map *m = map_of(s, r);
+        if ((r >= at_self_lo && r < at_self_hi) || (m && m->runtime))
+            continue;
+        for (uintptr_t a = at_exit_sp; a + WORD <= stack->hi; a += WORD)
+            if (word_at(a) == r)
+                return a;
+        break;
+    }
+    return at_exit_sp;
+}
+
 static void scan_roots(struct scan *s)
 {
     uintptr_t sp = at_exit_sp;
@@ -569,8 +608,16 @@ static void scan_roots(struct scan *s)
         const struct map *m = &s->maps[i];
         if (!m->root)
             continue;
-        /* The exiting thread's stack: only the live part, above sp. */
-        scan_root(s, m == own ? sp : m->lo, m->hi);
+        if (m != own) {
+            scan_root(s, m->lo, m->hi);
+            continue;
+        }
+        /* The exiting thread's stack: at_finish's frame, which holds the
+         * callee-saved registers, and the program's frames above. */
+        uintptr_t from = program_stack(s, m);
+        if (at_exit_frame > sp && at_exit_frame < from)
+            scan_root(s, sp, at_exit_frame + 2 * WORD);
+        scan_root(s, from, m->hi);
     }
 }
 
@@ -635,7 +682,7 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
         exclude(&s, s.stack, slen);
         exclude(&s, s.maps, mlen);
         exclude(&s, text, cap);
-        s.usable = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+        s.usable = at_real.usable_size;
         rc = classify(&s, all, n, kind);
     }
     scratch_free(text, cap);

@@ -61,6 +61,7 @@ struct at_real {
     void *(*memalign)(size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
+    size_t (*usable_size)(void *);   /* malloc_usable_size, not interposed */
 };
 extern struct at_real at_real AT_HIDDEN;
 void at_resolve_real(void) AT_HIDDEN;
@@ -312,9 +313,10 @@ enum at_leak_kind {
     AT_KIND_POSSIBLE,
     AT_KIND_REACHABLE,
 };
-/* The stack pointer of the exiting thread in at_finish, whose frame holds
- * the callee-saved registers: the scan reads that stack from here up. */
+/* The stack pointer of the exiting thread in at_finish, and at_finish's
+ * frame address: that frame holds the callee-saved registers. */
 extern uintptr_t at_exit_sp AT_HIDDEN;
+extern uintptr_t at_exit_frame AT_HIDDEN;
 /* Sets kind[i] for the block all[i] (any order) by scanning the roots and
  * the blocks. Returns 0, or -1 when it could not scan (no memory, no
  * /proc/self/maps): then every kind is AT_KIND_UNKNOWN. */

@@ -47,8 +47,8 @@ static at_gate *judge(fixture *f, const at_gate_matcher *m)
 {
     at_gate *g = at_gate_new(&f->opt, m, NULL);
     at_gate_proc *p = at_gate_add_process(g, "/tmp/t/alloctrace.42.txt", "./leaky", 42);
-    at_gate_block blocks[] = { { f->buf, 512 }, { f->dup, 16 }, { f->buf, 512 },
-                               { f->dup, 32 }, { f->buf, 512 } };
+    at_gate_block blocks[] = { { f->buf, 512, AT_LEAK_UNKNOWN }, { f->dup, 16, AT_LEAK_UNKNOWN }, { f->buf, 512, AT_LEAK_UNKNOWN },
+                               { f->dup, 32, AT_LEAK_UNKNOWN }, { f->buf, 512, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, blocks, 5, NULL, f->t);
     at_gate_finish(g);
     return g;
@@ -293,6 +293,13 @@ static void report_shows_each_frame_and_the_summary(void **state)
                        "    #1 main at /src/app/leaky.c:31\n\n";
     assert_non_null(strstr(r, want));
     assert_non_null(strstr(r, "alloctrace: 2 leak group(s) fail the gate\n"
+                              "LEAK SUMMARY:\n"
+                              "   definitely lost: 0 bytes in 0 blocks\n"
+                              "   indirectly lost: 0 bytes in 0 blocks\n"
+                              "     possibly lost: 0 bytes in 0 blocks\n"
+                              "   still reachable: 0 bytes in 0 blocks\n"
+                              "    not classified: 1,584 bytes in 5 blocks\n"
+                              "        suppressed: 0 bytes in 0 blocks\n"
                               "SUMMARY: alloctrace: 1584 byte(s) leaked in 5 allocation(s).\n"));
     free(r);
     at_gate_free(g);
@@ -307,7 +314,7 @@ static void unresolved_frames_show_address_and_module(void **state)
     const at_stack *s = at_stacks_intern(f->t, fr, 2);
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./a", -1);
-    at_gate_block b = { s, 8 };
+    at_gate_block b = { s, 8, AT_LEAK_UNKNOWN };
     at_gate_add_leaks(g, p, &b, 1, maps, f->t);
     at_maps_free(maps);
     at_gate_finish(g);
@@ -353,7 +360,7 @@ static void groups_differing_only_in_lines_get_line_specs(void **state)
     const char *const b[] = { "f() at /s/x.c:11", "main() at /s/m.c:5", NULL };
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./p", 1);
-    at_gate_block blocks[] = { { stack_of(f->t, 0x10, a), 100 }, { stack_of(f->t, 0x20, b), 10 } };
+    at_gate_block blocks[] = { { stack_of(f->t, 0x10, a), 100, AT_LEAK_UNKNOWN }, { stack_of(f->t, 0x20, b), 10, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, blocks, 2, NULL, f->t);
     at_gate_finish(g);
     char *line = at_gate_suppression_line(g, p, 0);
@@ -370,8 +377,8 @@ static void gen_suppressions_gives_lines_only_to_ambiguous_groups(void **state)
     const char *const b[] = { "f() at /s/x.c:11", "main() at /s/m.c:5", NULL };
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./p", 1);
-    at_gate_block blocks[] = { { stack_of(f->t, 0x10, a), 100 }, { stack_of(f->t, 0x20, b), 10 },
-                               { f->dup, 5 } };
+    at_gate_block blocks[] = { { stack_of(f->t, 0x10, a), 100, AT_LEAK_UNKNOWN }, { stack_of(f->t, 0x20, b), 10, AT_LEAK_UNKNOWN },
+                               { f->dup, 5, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, blocks, 3, NULL, f->t);
     at_gate_finish(g);
     char *r = report_of(g, at_gate_print_suppressions);
@@ -394,7 +401,7 @@ static void unnamed_frames_add_their_modules(void **state)
     at_frame fr[] = { { 0x7010, NULL }, { 0x400100, NULL } };
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "/usr/bin/app", 1);
-    at_gate_block b = { at_stacks_intern(f->t, fr, 2), 8 };
+    at_gate_block b = { at_stacks_intern(f->t, fr, 2), 8, AT_LEAK_UNKNOWN };
     at_gate_add_leaks(g, p, &b, 1, maps, f->t);
     at_maps_free(maps);
     at_gate_finish(g);
@@ -411,7 +418,7 @@ static void names_with_spaces_become_escaped_regexes(void **state)
     const char *const a[] = { "ns::Foo::bar(int) const at /s/foo file.cc:3", NULL };
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "/usr/bin/my app", 1);
-    at_gate_block blk = { stack_of(f->t, 0x10, a), 1 };
+    at_gate_block blk = { stack_of(f->t, 0x10, a), 1, AT_LEAK_UNKNOWN };
     at_gate_add_leaks(g, p, &blk, 1, NULL, f->t);
     at_gate_finish(g);
     char *line = at_gate_suppression_line(g, p, 0);
@@ -440,7 +447,7 @@ static void processes_are_judged_together(void **state)
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_proc *a = at_gate_add_process(g, "a.txt", "./a", 1);
     at_gate_proc *b = at_gate_add_process(g, "b.txt", "./b", 2);
-    at_gate_block x = { f->buf, 10 }, y = { f->dup, 20 };
+    at_gate_block x = { f->buf, 10, AT_LEAK_UNKNOWN }, y = { f->dup, 20, AT_LEAK_UNKNOWN };
     at_gate_add_leaks(g, a, &x, 1, NULL, f->t);
     at_gate_add_leaks(g, b, &y, 1, NULL, f->t);
     assert_int_equal(at_gate_finish(g), AT_GATE_LEAKS);

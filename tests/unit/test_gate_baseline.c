@@ -180,10 +180,10 @@ static void only_new_and_grown_groups_gate(void **state)
     at_gate_options_init(&opt);
     at_gate *g = at_gate_new(&opt, NULL, b);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "/build/x/prog", 9);
-    at_gate_block blocks[] = { { stack_of(t, 0x10, known), 500 },
-                               { stack_of(t, 0x20, grow), 64 },
-                               { stack_of(t, 0x20, grow), 64 },
-                               { stack_of(t, 0x30, fresh), 8 } };
+    at_gate_block blocks[] = { { stack_of(t, 0x10, known), 500, AT_LEAK_UNKNOWN },
+                               { stack_of(t, 0x20, grow), 64, AT_LEAK_UNKNOWN },
+                               { stack_of(t, 0x20, grow), 64, AT_LEAK_UNKNOWN },
+                               { stack_of(t, 0x30, fresh), 8, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, blocks, 4, NULL, t);
     assert_int_equal(at_gate_finish(g), AT_GATE_LEAKS);
     assert_int_equal(p->ngroups, 3);
@@ -221,7 +221,7 @@ static void groups_sharing_a_key_are_compared_as_one_sum(void **state)
     at_gate_options_init(&opt);
     at_gate *g = at_gate_new(&opt, NULL, b);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "prog", 9);
-    at_gate_block blocks[] = { { stack_of(t, 0x10, l1), 10 }, { stack_of(t, 0x20, l2), 20 } };
+    at_gate_block blocks[] = { { stack_of(t, 0x10, l1), 10, AT_LEAK_UNKNOWN }, { stack_of(t, 0x20, l2), 20, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, blocks, 2, NULL, t);
     assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
     at_baseline *now = at_baseline_from_gate(g);
@@ -244,7 +244,7 @@ static void baseline_from_gate_keeps_the_largest_of_one_program(void **state)
     at_gate_options_init(&opt);
     at_gate *g = at_gate_new(&opt, NULL, NULL);
     const at_stack *s = stack_of(t, 0x10, l1);
-    at_gate_block small = { s, 10 }, big[] = { { s, 40 }, { s, 40 } };
+    at_gate_block small = { s, 10, AT_LEAK_UNKNOWN }, big[] = { { s, 40, AT_LEAK_UNKNOWN }, { s, 40, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, at_gate_add_process(g, "1.txt", "./t", 1), &small, 1, NULL, t);
     at_gate_add_leaks(g, at_gate_add_process(g, "2.txt", "/x/t", 2), big, 2, NULL, t);
     at_gate_finish(g);

@@ -40,8 +40,8 @@ static int setup(void **state)
     opt.program_status = 0;
     f->g = at_gate_new(&opt, &m, NULL);
     at_gate_proc *p = at_gate_add_process(f->g, "/tmp/a.txt", "./q<1>", 77);
-    at_gate_block b[] = { { stack_of(f->t, 0x400100, QUOTE), 24 }, { stack_of(f->t, 0x400100, QUOTE), 24 },
-                          { stack_of(f->t, 0x500, OTHER), 5 } };
+    at_gate_block b[] = { { stack_of(f->t, 0x400100, QUOTE), 24, AT_LEAK_UNKNOWN }, { stack_of(f->t, 0x400100, QUOTE), 24, AT_LEAK_UNKNOWN },
+                          { stack_of(f->t, 0x500, OTHER), 5, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(f->g, p, b, 3, NULL, f->t);
     at_gate_proc *bad = at_gate_add_process(f->g, "/tmp/b.txt", "./child", 78);
     at_gate_set_problem(f->g, bad, "/tmp/b.txt: truncated trace");
@@ -85,11 +85,15 @@ static void json_fields_parse_back(void **state)
         "d=json.load(open(sys.argv[1]))\n"
         "print(d[\"schema\"], d[\"verdict\"], d[\"exit_code\"], d[\"reason\"])\n"
         "print(d[\"program\"], d[\"baseline\"])\n"
-        "print(d[\"summary\"])\n"
+        "s=d[\"summary\"]\n"
+        "k=s.pop(\"leak_kinds\")\n"
+        "print(s)\n"
+        "print(k[\"unknown\"], k[\"definite\"][\"fails\"], k[\"possible\"][\"fails\"])\n"
         "p=d[\"processes\"][0]\n"
+        "print(p[\"leak_kinds\"][\"unknown\"])\n"
         "print(p[\"process\"], p[\"pid\"], p[\"trace\"], p[\"problem\"], p[\"bytes\"], p[\"blocks\"])\n"
         "g=p[\"groups\"][0]\n"
-        "print(g[\"bytes\"], g[\"blocks\"], g[\"gating\"], g[\"baseline\"], g[\"key\"])\n"
+        "print(g[\"bytes\"], g[\"blocks\"], g[\"kind\"], g[\"gating\"], g[\"baseline\"], g[\"key\"])\n"
         "print(g[\"stack\"][0])\n"
         "print(g[\"stack\"][1][\"function\"], g[\"stack\"][1][\"line\"])\n"
         "print(d[\"processes\"][1][\"problem\"], d[\"processes\"][1][\"groups\"])\n"
@@ -98,8 +102,10 @@ static void json_fields_parse_back(void **state)
         "alloctrace-gate/1 untrusted 3 /tmp/b.txt: truncated trace\n"
         "{'exit_status': 0, 'signal': None} None\n"
         "{'bytes': 48, 'blocks': 2, 'groups': 1, 'suppressed_bytes': 5, 'suppressed_blocks': 1}\n"
+        "{'bytes': 48, 'blocks': 2, 'fails': True} True False\n"
+        "{'bytes': 48, 'blocks': 2, 'fails': True}\n"
         "./q<1> 77 /tmp/a.txt None 48 2\n"
-        "48 2 True None main@m.c -> say\"hi\"<&>()@q.c\n"
+        "48 2 None True None main@m.c -> say\"hi\"<&>()@q.c\n"
         "{'address': '0x400100', 'function': 'say\"hi\"<&>()', 'file': '/src/we\"ird/q.c', 'line': 3, "
         "'module': None, 'inlined': False}\n"
         "main 9\n"
@@ -144,7 +150,7 @@ static void names_that_are_not_utf8_still_give_valid_documents(void **state)
     at_gate_options_init(&opt);
     at_gate *g = at_gate_new(&opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "/tmp/x\xff.txt", "./\xc0prog", 5);
-    at_gate_block b = { stack_of(f->t, 0x10, odd), 3 };
+    at_gate_block b = { stack_of(f->t, 0x10, odd), 3, AT_LEAK_UNKNOWN };
     at_gate_add_leaks(g, p, &b, 1, NULL, f->t);
     at_gate_finish(g);
     snprintf(f->path, sizeof f->path, "%s/r.json", f->dir);

@@ -66,8 +66,8 @@ static at_gate *judge(fixture *f, at_gate_supp *s)
     at_gate_matcher m = at_gate_supp_matcher(s);
     at_gate *g = at_gate_new(&opt, &m, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./leaky", 1);
-    at_gate_block b[] = { { stack_of(f->t, 0x10, BUF), 100 }, { stack_of(f->t, 0x10, BUF), 100 },
-                          { stack_of(f->t, 0x20, BUF2), 10 }, { stack_of(f->t, 0x30, CXX), 7 } };
+    at_gate_block b[] = { { stack_of(f->t, 0x10, BUF), 100, AT_LEAK_UNKNOWN }, { stack_of(f->t, 0x10, BUF), 100, AT_LEAK_UNKNOWN },
+                          { stack_of(f->t, 0x20, BUF2), 10, AT_LEAK_UNKNOWN }, { stack_of(f->t, 0x30, CXX), 7, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, b, 4, NULL, f->t);
     at_gate_finish(g);
     return g;
@@ -157,7 +157,7 @@ static void generated_suppression_for_unnamed_frames_takes_only_its_module(void 
     at_gate_options_init(&opt);
     at_gate *g = at_gate_new(&opt, NULL, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./x", 1);
-    at_gate_block b[] = { { at_stacks_intern(f->t, fx, 1), 8 }, { at_stacks_intern(f->t, fy, 1), 4 } };
+    at_gate_block b[] = { { at_stacks_intern(f->t, fx, 1), 8, AT_LEAK_UNKNOWN }, { at_stacks_intern(f->t, fy, 1), 4, AT_LEAK_UNKNOWN } };
     at_gate_add_leaks(g, p, b, 2, maps, f->t);
     at_gate_finish(g);
     char *line = at_gate_suppression_line(g, p, 0);
