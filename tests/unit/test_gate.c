@@ -278,6 +278,71 @@ static void program_error_is_reported_and_fails_only_when_asked(void **state)
     at_gate_free(g);
 }
 
+/* One stack, every kind: only definite and indirect make (separate)
+ * groups by default; every kind is in the LEAK SUMMARY; --leak-kinds=all
+ * makes a group of each. */
+static at_gate *judge_kinds(fixture *f)
+{
+    at_gate *g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, "t.txt", "./kinds", 7);
+    at_gate_block blocks[] = { { f->buf, 10, AT_LEAK_DEFINITE },  { f->buf, 20, AT_LEAK_INDIRECT },
+                               { f->buf, 30, AT_LEAK_POSSIBLE },  { f->buf, 4000, AT_LEAK_REACHABLE },
+                               { f->buf, 10, AT_LEAK_DEFINITE } };
+    at_gate_add_leaks(g, p, blocks, 5, NULL, f->t);
+    at_gate_finish(g);
+    return g;
+}
+
+static void only_failing_kinds_make_groups_every_kind_is_summed(void **state)
+{
+    fixture *f = *state;
+    at_gate *g = judge_kinds(f);
+    assert_int_equal(g->verdict, AT_GATE_LEAKS);
+    assert_int_equal(g->procs[0].ngroups, 2);
+    assert_int_equal(g->procs[0].groups[0].kind, AT_LEAK_DEFINITE);
+    assert_int_equal(g->procs[0].groups[0].bytes, 20);
+    assert_int_equal(g->procs[0].groups[1].kind, AT_LEAK_INDIRECT);
+    char *r = report_of(g, at_gate_print_report);
+    assert_non_null(strstr(r, "Leak of 20 byte(s) in 2 block(s) allocated from: [definitely lost]\n"));
+    assert_non_null(strstr(r, "LEAK SUMMARY:\n"
+                              "   definitely lost: 20 bytes in 2 blocks\n"
+                              "   indirectly lost: 20 bytes in 1 blocks\n"
+                              "     possibly lost: 30 bytes in 1 blocks\n"
+                              "   still reachable: 4,000 bytes in 1 blocks\n"
+                              "        suppressed: 0 bytes in 0 blocks\n"
+                              "SUMMARY: alloctrace: 40 byte(s) leaked in 3 allocation(s).\n"));
+    free(r);
+    at_gate_free(g);
+    f->opt.fail_kinds = AT_LEAK_ALL;
+    g = judge_kinds(f);
+    assert_int_equal(g->procs[0].ngroups, 4);
+    assert_int_equal(g->procs[0].gating_bytes, 4070);
+    at_gate_free(g);
+    f->opt.fail_kinds = AT_LEAK_BIT(AT_LEAK_REACHABLE);
+    g = judge_kinds(f);
+    assert_int_equal(g->procs[0].ngroups, 1);
+    assert_int_equal(g->procs[0].groups[0].kind, AT_LEAK_REACHABLE);
+    at_gate_free(g);
+}
+
+static void leak_kinds_list_parses_valgrind_words(void **state)
+{
+    (void)state;
+    unsigned set;
+    const char *bad;
+    size_t badlen;
+    assert_int_equal(at_leak_kinds_parse("definite,indirect", &set, &bad, &badlen), 0);
+    assert_int_equal(set, AT_LEAK_DEFAULT_FAIL);
+    assert_int_equal(at_leak_kinds_parse("all", &set, &bad, &badlen), 0);
+    assert_int_equal(set, AT_LEAK_ALL);
+    assert_int_equal(at_leak_kinds_parse("none", &set, &bad, &badlen), 0);
+    assert_int_equal(set, 0);
+    assert_int_equal(at_leak_kinds_parse("reachable,,possible", &set, &bad, &badlen), -1);
+    assert_int_equal(badlen, 0);
+    assert_int_equal(at_leak_kinds_parse("possible,lost", &set, &bad, &badlen), -1);
+    assert_string_equal(bad, "lost");
+}
+
 static void report_shows_each_frame_and_the_summary(void **state)
 {
     fixture *f = *state;
@@ -481,6 +546,8 @@ int main(void)
         T(truncated_trace_is_untrusted_even_without_leaks),
         T(killed_program_is_untrusted_and_named),
         T(program_error_is_reported_and_fails_only_when_asked),
+        T(only_failing_kinds_make_groups_every_kind_is_summed),
+        cmocka_unit_test(leak_kinds_list_parses_valgrind_words),
         T(report_shows_each_frame_and_the_summary),
         T(unresolved_frames_show_address_and_module),
         T(max_groups_shows_the_largest_and_counts_the_rest),

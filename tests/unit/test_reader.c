@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leakkind.h"
 #include "pp_run.h"
 
 /* A stage that keeps copies of everything it is given. */
@@ -305,6 +306,29 @@ static void compressed_group_gives_each_call_the_frames(void **state)
     assert_int_equal(a->stack->nframes, 2);
     assert_int_equal(p->t->header.filter, AT_F_LEAKS);
     assert_int_equal(p->d.warnings, 0);
+    parsed_free(p);
+}
+
+/* A "## leak kind:" line is no comment: it gives the calls of the next
+ * block (all of a compressed group's) their kind, and no more. A word
+ * that names no kind leaves the line a comment. */
+static void leak_kind_line_gives_the_next_block_its_kind(void **state)
+{
+    (void)state;
+    parsed *p = parse("version=2.0, filter=leaks|compress, \n"
+                      "## leak kind: indirect\n"
+                      "5. malloc(10) = 0x10\n"
+                      "9. malloc(20) = 0x20\n"
+                      "# allocation summary: 2 block(s) with total size 30\n"
+                      "\t0x400\n\n"
+                      "## leak kind: sideways\n"
+                      "11. malloc(1) = 0x30\n\t0x500\n\n");
+    assert_int_equal(count(p, AT_REC_CALL), 3);
+    assert_int_equal(nth(p, AT_REC_CALL, 0)->u.call->kind, AT_LEAK_INDIRECT);
+    assert_int_equal(nth(p, AT_REC_CALL, 1)->u.call->kind, AT_LEAK_INDIRECT);
+    assert_int_equal(nth(p, AT_REC_CALL, 2)->u.call->kind, AT_LEAK_UNKNOWN);
+    assert_int_equal(count(p, AT_REC_COMMENT), 1);
+    assert_string_equal(nth(p, AT_REC_COMMENT, 0)->u.comment.text, "## leak kind: sideways");
     parsed_free(p);
 }
 
@@ -717,6 +741,7 @@ int main(void)
         cmocka_unit_test(nul_bytes_in_a_call_name_make_it_malformed),
         cmocka_unit_test(line_numbers_stay_right_after_repeated_frame_lists),
         cmocka_unit_test(repeated_frame_list_with_a_comment_keeps_the_comment),
+        cmocka_unit_test(leak_kind_line_gives_the_next_block_its_kind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,302 @@
+/*
+ * tests/integration/test_reach.c: memcheck's leak kinds at exit, end to
+ * end: the tracer's scan (preload/reach.c) on the reach_* programs, the
+ * kind lines in the trace and through the post-processor, the gate's
+ * default kinds, --leak-kinds and LEAK SUMMARY. Where valgrind is
+ * installed, the bytes and blocks of every kind are compared with its own
+ * LEAK SUMMARY for the same program and arguments.
+ */
+#include "harness.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROG(name) h_path("build/tests/programs/" name)
+
+static const char *const kinds[] = { "definitely lost", "indirectly lost", "possibly lost",
+                                     "still reachable" };
+
+typedef struct summary {
+    unsigned long long bytes[4], blocks[4];
+} summary;
+
+/* "definitely lost: 1,234 bytes in 5 blocks" for each kind, in the gate's
+ * report or valgrind's (whose lines start with ==PID==). */
+static summary parse_summary(const char *text)
+{
+    summary s;
+    const char *from = strstr(text, "LEAK SUMMARY:");
+    if (!from)
+        fail_msg("no LEAK SUMMARY in:\n%s", text);
+    for (int k = 0; k < 4; k++) {
+        char *key = h_fmt("%s: ", kinds[k]);
+        const char *p = strstr(from, key);
+        if (!p)
+            fail_msg("no '%s' line in:\n%s", kinds[k], text);
+        p += strlen(key);
+        char digits[2][32] = { "", "" };
+        for (int f = 0; f < 2; f++) {
+            size_t n = 0;
+            while (*p == ' ' || (*p >= 'a' && *p <= 'z'))
+                p++;
+            for (; (*p >= '0' && *p <= '9') || *p == ','; p++)
+                if (*p != ',' && n < 31)
+                    digits[f][n++] = *p;
+        }
+        s.bytes[k] = strtoull(digits[0], NULL, 10);
+        s.blocks[k] = strtoull(digits[1], NULL, 10);
+        free(key);
+    }
+    return s;
+}
+
+static h_result gate(const char *first, ...)
+{
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = h_path("scripts/alloctrace-check");
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && n < 31; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    return h_run(argv, NULL, NULL);
+}
+
+static void expect(const summary *s, const unsigned long long want[4][2])
+{
+    for (int k = 0; k < 4; k++)
+        if (s->bytes[k] != want[k][0] || s->blocks[k] != want[k][1])
+            fail_msg("%s: %llu bytes in %llu blocks, expected %llu in %llu", kinds[k], s->bytes[k],
+                     s->blocks[k], want[k][0], want[k][1]);
+}
+
+static bool have_valgrind(void)
+{
+    if (access("/usr/bin/valgrind", X_OK) == 0)
+        return true;
+    print_message("valgrind is not installed: the comparison with it is skipped\n");
+    return false;
+}
+
+/* valgrind --leak-check=full --show-leak-kinds=all on argv[]: its summary. */
+static summary valgrind_summary(const char *const *args)
+{
+    char *cmd = h_fmt("valgrind --leak-check=full --show-leak-kinds=all");
+    for (; *args; args++) {
+        char *next = h_fmt("%s '%s'", cmd, *args);
+        free(cmd);
+        cmd = next;
+    }
+    h_result r = h_sh("%s", cmd);
+    summary s = parse_summary(r.err);
+    h_result_free(&r);
+    free(cmd);
+    return s;
+}
+
+static void same_as_valgrind(const summary *ours, const char *const *args)
+{
+    summary v = valgrind_summary(args);
+    for (int k = 0; k < 4; k++)
+        if (ours->bytes[k] != v.bytes[k] || ours->blocks[k] != v.blocks[k])
+            fail_msg("%s: alloctrace %llu bytes in %llu blocks, valgrind %llu in %llu", kinds[k],
+                     ours->bytes[k], ours->blocks[k], v.bytes[k], v.blocks[k]);
+}
+
+/* 100 reachable from a global; 40 lost; a lost 16-byte node holding the
+ * only pointer to 200 (indirect); 64 pointed into only (possible); a lost
+ * cycle of two 48s (one definite, one indirect); a lost list of 5 nodes
+ * of 32 (one definite, four indirect). */
+static void each_kind_counted_as_memcheck_counts_it(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "reachable", "definite", "indirect", "possible", "cycle",
+                           "chain=5", NULL };
+    h_result r = gate("--", args[0], args[1], args[2], args[3], args[4], args[5], args[6], NULL);
+    assert_int_equal(r.status, 1);
+    summary s = parse_summary(r.err);
+    const unsigned long long want[4][2] = { { 40 + 16 + 48 + 32, 4 }, { 200 + 48 + 4 * 32, 6 },
+                                            { 64, 1 }, { 100, 1 } };
+    expect(&s, want);
+    if (have_valgrind())
+        same_as_valgrind(&s, args);
+    h_result_free(&r);
+    free(prog);
+}
+
+/* valgrind: "76 (32 direct, 44 indirect) bytes in 1 blocks are definitely
+ * lost"; a new[] array pointed to after its count and an object pointed
+ * to at its second base are still reachable (memcheck's heuristics); the
+ * same new[] with no pointer is lost. */
+static void cxx_string_and_heuristics_as_valgrind(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_cxx");
+    const char *args[] = { prog, "string", "newarray", "multi", "lostarr", NULL };
+    h_result r = gate("--", args[0], args[1], args[2], args[3], args[4], NULL);
+    assert_int_equal(r.status, 1);
+    summary s = parse_summary(r.err);
+    const unsigned long long want[4][2] = { { 32 + 32, 2 }, { 44, 1 }, { 0, 0 }, { 48 + 40, 2 } };
+    expect(&s, want);
+    assert_non_null(strstr(r.err, "Leak of 44 byte(s) in 1 block(s) allocated from: "
+                                  "[indirectly lost]\n"));
+    if (have_valgrind())
+        same_as_valgrind(&s, args);
+    h_result_free(&r);
+    free(prog);
+}
+
+/* A block whose only pointer is on the stack of a thread blocked at exit
+ * is still reachable: thread stacks are roots. */
+static void pointer_on_a_running_threads_stack_reaches(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    h_result r = gate("--", prog, "thread", NULL);
+    assert_int_equal(r.status, 0);
+    summary s = parse_summary(r.err);
+    assert_int_equal(s.bytes[3], 72);
+    assert_int_equal(s.blocks[3], 1);
+    assert_int_equal(s.blocks[0] + s.blocks[1], 0);
+    h_result_free(&r);
+    free(prog);
+}
+
+/* A real program next to valgrind: sort's one lost block and nothing
+ * else failing (valgrind without its libc freeres, which frees at exit
+ * what the gate sees still reachable). */
+static void sort_lost_blocks_as_valgrind(void **state)
+{
+    (void)state;
+    if (!have_valgrind())
+        skip();
+    h_result r = gate("--", "sort", "/etc/passwd", NULL);
+    summary s = parse_summary(r.err);
+    h_result_free(&r);
+    r = h_sh("valgrind --run-libc-freeres=no --leak-check=full sort /etc/passwd");
+    summary v = parse_summary(r.err);
+    h_result_free(&r);
+    for (int k = 0; k < 3; k++)
+        if (s.bytes[k] != v.bytes[k] || s.blocks[k] != v.blocks[k])
+            fail_msg("%s: alloctrace %llu bytes in %llu blocks, valgrind %llu in %llu", kinds[k],
+                     s.bytes[k], s.blocks[k], v.bytes[k], v.blocks[k]);
+}
+
+/* The trace: a "## leak kind:" line before each block; the post-processor
+ * keeps it, -c groups by kind as well as stack, --leak-kinds selects. */
+static void kind_lines_survive_postproc_and_group(void **state)
+{
+    (void)state;
+    char *trace = h_fmt("%s/t.txt", h_tmpdir());
+    char *prog = PROG("reach_kinds");
+    const char *argv[] = { prog, "chain=3", "definite", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", "ALLOCTRACE_TIMESTAMPS=0", NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    char *text = h_read_file(trace, NULL);
+    assert_non_null(text);
+    /* chain=3: three 32-byte nodes, the last made (the head) definite. */
+    assert_int_equal(h_count_lines(text, "^## leak kind: indirect$"), 2);
+    assert_int_equal(h_count_lines(text, "^## leak kind: definite$"), 2);
+    assert_non_null(strstr(text, "## leak kind: indirect\n1. malloc(32) = 0x"));
+    assert_non_null(strstr(text, "## leak kind: definite\n3. malloc(32) = 0x"));
+    free(text);
+
+    char *pp = h_path("postproc/alloctrace-postproc");
+    r = h_sh("'%s' '%s' | '%s' -c", pp, trace, pp);
+    assert_int_equal(r.status, 0);
+    /* One stack, two kinds: two groups, the kind line before each. */
+    assert_non_null(strstr(r.out, "## leak kind: indirect\n1. malloc(32) = 0x"));
+    assert_non_null(h_find_line(r.out, "^2\\. malloc\\(32\\) = 0x"));
+    assert_int_equal(h_count_lines(r.out, "^# allocation summary: 2 block\\(s\\) with total size 64$"), 1);
+    assert_int_equal(h_count_lines(r.out, "^# allocation summary: 1 block\\(s\\) with total size 32$"), 1);
+    assert_int_equal(h_count_lines(r.out, "^## leak kind: "), 3);
+    h_result_free(&r);
+
+    r = h_sh("'%s' --leak-kinds=definite '%s'", pp, trace);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.out, "^[0-9]+\\. "), 2);
+    assert_int_equal(h_count_lines(r.out, "^## leak kind: definite$"), 2);
+    h_result_free(&r);
+    r = h_sh("'%s' --leak-kinds=possibly '%s'", pp, trace);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--leak-kinds: unknown kind in 'possibly'"));
+    h_result_free(&r);
+    free(pp);
+    free(prog);
+    free(trace);
+}
+
+/* Only definite and indirect fail by default; --leak-kinds picks others;
+ * the report ends with the LEAK SUMMARY, then the SUMMARY line counting
+ * the failing kinds; JSON and JUnit carry the kind. */
+static void gate_fails_on_the_chosen_kinds(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    h_result r = gate("--", prog, "reachable", "possible", NULL);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "no leaks left after suppressions\n"));
+    assert_non_null(strstr(r.err, "     possibly lost: 64 bytes in 1 blocks\n"
+                                  "   still reachable: 100 bytes in 1 blocks\n"
+                                  "        suppressed: 0 bytes in 0 blocks\n"
+                                  "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n"));
+    h_result_free(&r);
+
+    r = gate("--leak-kinds=possible", "--", prog, "reachable", "possible", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "Leak of 64 byte(s) in 1 block(s) allocated from: [possibly lost]\n"));
+    assert_null(strstr(r.err, "[still reachable]"));
+    assert_non_null(strstr(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n"));
+    h_result_free(&r);
+
+    char *json = h_fmt("%s/r.json", h_tmpdir()), *xml = h_fmt("%s/r.xml", h_tmpdir());
+    r = gate("--leak-kinds", "all", "--json", json, "--junit", xml, "--", prog, "reachable",
+             "definite", NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "SUMMARY: alloctrace: 140 byte(s) leaked in 2 allocation(s).\n"));
+    h_result_free(&r);
+    r = h_sh("python3 -c 'import json,sys\n"
+             "d=json.load(open(sys.argv[1]))\n"
+             "k=d[\"summary\"][\"leak_kinds\"]\n"
+             "print(k[\"definite\"], k[\"reachable\"][\"blocks\"], k[\"possible\"][\"fails\"])\n"
+             "print(sorted((g[\"kind\"], g[\"bytes\"]) for g in d[\"processes\"][0][\"groups\"]))' '%s'",
+             json);
+    assert_string_equal(r.out, "{'bytes': 40, 'blocks': 1, 'fails': True} 1 True\n"
+                               "[('definite', 40), ('reachable', 100)]\n");
+    h_result_free(&r);
+    r = h_sh("grep -o 'message=\"[^\"]*\"' '%s'", xml);
+    assert_non_null(strstr(r.out, "message=\"100 byte(s) in 1 block(s) leaked from make_reachable "
+                                  "(still reachable)\""));
+    assert_non_null(strstr(r.out, "message=\"40 byte(s) in 1 block(s) leaked from make_definite "
+                                  "(definitely lost)\""));
+    h_result_free(&r);
+    r = gate("--leak-kinds=definite,bogus", "--", prog, NULL);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--leak-kinds: unknown kind in 'definite,bogus'"));
+    h_result_free(&r);
+    free(json);
+    free(xml);
+    free(prog);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_teardown(name, h_teardown)
+    const struct CMUnitTest tests[] = {
+        T(each_kind_counted_as_memcheck_counts_it),
+        T(cxx_string_and_heuristics_as_valgrind),
+        T(pointer_on_a_running_threads_stack_reaches),
+        T(sort_lost_blocks_as_valgrind),
+        T(kind_lines_survive_postproc_and_group),
+        T(gate_fails_on_the_chosen_kinds),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
