@@ -5,6 +5,9 @@
  *   tracer_work two N    the same split over two threads
  *   tracer_work hash N   a chained hash table of N strdup'ed strings that
  *                        grows by rehashing, then torn down
+ *   tracer_work keep N   the same table, kept (reachable from a global)
+ *                        at exit: 2N+1 live blocks for leaks mode's scan
+ *                        of reachability at exit (bench/gate)
  *   tracer_work threads N  N/20 short-lived threads one after the other,
  *                        each making 20 allocations (the first-unwind cost)
  *   tracer_work pingpong N  two threads hand one cache line back and forth
@@ -96,7 +99,9 @@ struct node {
     struct node *next;
 };
 
-static long hash_workload(long n)
+struct node **tracer_work_kept;   /* "keep": the table, reachable at exit (not static: kept) */
+
+static long hash_workload(long n, int keep)
 {
     size_t cap = 16, count = 0;
     long events = 1;
@@ -131,6 +136,10 @@ static long hash_workload(long n)
             cap = ncap;
         }
     }
+    if (keep) {
+        tracer_work_kept = t;
+        return events;
+    }
     for (size_t b = 0; b < cap; b++)    /* tear the table down */
         for (struct node **pp = &t[b]; *pp;) {
             struct node *x = *pp;
@@ -146,7 +155,7 @@ static long hash_workload(long n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: tracer_work one|two|hash|threads|pingpong N\n");
+        fprintf(stderr, "usage: tracer_work one|two|hash|keep|threads|pingpong N\n");
         return 2;
     }
     long n = atol(argv[2]), events;
@@ -169,8 +178,8 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[1], "pingpong") == 0) {
         printf("round_trip_ns %.0f\n", ping_pong(n));
         return 0;
-    } else if (strcmp(argv[1], "hash") == 0) {
-        events = hash_workload(n);
+    } else if (strcmp(argv[1], "hash") == 0 || strcmp(argv[1], "keep") == 0) {
+        events = hash_workload(n, argv[1][0] == 'k');
     } else {
         fprintf(stderr, "tracer_work: unknown workload %s\n", argv[1]);
         return 2;

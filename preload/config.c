@@ -35,6 +35,7 @@ struct at_config at_cfg = {
     .follow_fork = 1,
     .follow_exec = 0,
     .leaks_mode = 0,
+    .leak_kinds = 1,
 };
 
 static int bad(const char *name, const char *value, const char *want)
@@ -205,6 +206,7 @@ int at_config_load(void)
 {
     if (parse_output() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
+        parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode())
         return -1;

@@ -272,10 +272,11 @@ static const char *const kind_lines[] = {
 };
 
 /* Each block's leak kind (reach.c), into memory of its own; NULL when
- * there is none (every block is then written without a kind). */
+ * there is none or ALLOCTRACE_LEAK_KINDS=0 (every block is then written
+ * without a kind). */
 static uint8_t *classify(const struct at_live_block *all, size_t n)
 {
-    uint8_t *kind = n ? at_real.malloc(n) : NULL;
+    uint8_t *kind = n && at_cfg.leak_kinds ? at_real.malloc(n) : NULL;
     if (kind && at_reach_classify(all, n, kind) < 0) {
         at_warn("cannot scan memory for pointers to the live blocks: ",
                 "their leak kinds are not written", "");

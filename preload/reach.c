@@ -93,9 +93,19 @@ struct range {
 
 #define MAX_EXCL 64
 
+/* Block starts by address: most words that point into the heap point at
+ * a block's start, found here with one cache miss instead of a binary
+ * search's dozen; only interior pointers take the binary search. */
+struct hslot {
+    uintptr_t key;   /* 0: empty */
+    size_t idx;
+};
+
 struct scan {
-    struct blk *b;
+    struct blk *b, *tmp;   /* tmp: the sort's other half */
     size_t n;
+    struct hslot *hash;
+    size_t hmask;
     uintptr_t min, max;
     uint32_t *stack;
     size_t top;
@@ -327,6 +337,9 @@ static long find_block(const struct scan *s, uintptr_t p)
 {
     if (p < s->min || p >= s->max)
         return -1;
+    for (size_t i = at_mix64(p) & s->hmask; s->hash[i].key; i = (i + 1) & s->hmask)
+        if (s->hash[i].key == p)
+            return (long)s->hash[i].idx;
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -526,40 +539,44 @@ static void clique(struct scan *s, size_t h)
 
 /* ---- setup -------------------------------------------------------------------- */
 
-static void sort_blocks(struct blk *b, size_t n)
+/* End of the ascending run of blocks that starts at i. */
+static size_t run_end(const struct blk *a, size_t i, size_t n)
 {
-    /* Heap sort: no recursion, no allocation, n log n. */
-    for (size_t k = n / 2; k-- > 0;)
-        for (size_t i = k;;) {
-            size_t c = 2 * i + 1;
-            if (c >= n)
-                break;
-            if (c + 1 < n && b[c + 1].start > b[c].start)
-                c++;
-            if (b[i].start >= b[c].start)
-                break;
-            struct blk t = b[i];
-            b[i] = b[c];
-            b[c] = t;
-            i = c;
+    while (i + 1 < n && a[i].start <= a[i + 1].start)
+        i++;
+    return i + 1;
+}
+
+/* Merges a[lo, mid) and a[mid, hi) into t[lo, hi). */
+static void merge(const struct blk *a, size_t lo, size_t mid, size_t hi, struct blk *t)
+{
+    size_t i = lo, j = mid, k = lo;
+    while (i < mid && j < hi)
+        t[k++] = a[j].start < a[i].start ? a[j++] : a[i++];
+    while (i < mid)
+        t[k++] = a[i++];
+    while (j < hi)
+        t[k++] = a[j++];
+}
+
+/* Natural merge sort by start, between a and t (both n long); returns the
+ * one that holds the result. The blocks come in index order, which for
+ * most heaps is nearly address order: a few runs, a few passes. No
+ * allocation, no recursion. */
+static struct blk *sort_blocks(struct blk *a, struct blk *t, size_t n)
+{
+    for (;;) {
+        size_t runs = 0;
+        for (size_t i = 0; i < n; runs++) {
+            size_t mid = run_end(a, i, n), hi = mid < n ? run_end(a, mid, n) : n;
+            merge(a, i, mid, hi, t);
+            i = hi;
         }
-    for (size_t end = n; end-- > 1;) {
-        struct blk t = b[0];
-        b[0] = b[end];
-        b[end] = t;
-        for (size_t i = 0;;) {
-            size_t c = 2 * i + 1;
-            if (c >= end)
-                break;
-            if (c + 1 < end && b[c + 1].start > b[c].start)
-                c++;
-            if (b[i].start >= b[c].start)
-                break;
-            t = b[i];
-            b[i] = b[c];
-            b[c] = t;
-            i = c;
-        }
+        struct blk *x = a;
+        a = t;
+        t = x;
+        if (runs <= 1)
+            return a;
     }
 }
 
@@ -633,8 +650,14 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
         s->b[i] = (struct blk){ .start = all[i].id, .size = size,
                                 .end = all[i].id + (size ? size : 1), .order = (uint32_t)i };
     }
-    sort_blocks(s->b, n);
+    s->b = sort_blocks(s->b, s->tmp, n);
     s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        size_t h = at_mix64(s->b[i].start) & s->hmask;
+        while (s->hash[h].key)
+            h = (h + 1) & s->hmask;
+        s->hash[h] = (struct hslot){ s->b[i].start, i };
+    }
     s->min = n ? s->b[0].start : 0;
     s->max = 0;
     for (size_t i = 0; i < n; i++) {
@@ -664,7 +687,11 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
     if (n >> 31)
         return -1;
     struct scan s = { 0 };
+    size_t slots = 16;
+    while (slots < 2 * n)
+        slots *= 2;
     size_t cap = 0, blen = n * sizeof *s.b, slen = (2 * n + 1) * sizeof *s.stack;
+    size_t hlen = slots * sizeof *s.hash;
     char *text = NULL;
     size_t len = read_maps(&text, &cap);
     size_t lines = 0;
@@ -672,10 +699,16 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
         lines += text[i] == '\n';
     size_t mlen = (lines + 1) * sizeof *s.maps;
     s.b = scratch(blen);
+    s.tmp = scratch(blen);
+    struct blk *b0 = s.b, *t0 = s.tmp;
     s.stack = scratch(slen);
     s.maps = scratch(mlen);
+    s.hash = scratch(hlen);
+    s.hmask = slots - 1;
     int rc = -1;
-    if (len && s.b && s.stack && s.maps) {
+    if (len && s.b && s.tmp && s.stack && s.maps && s.hash) {
+        exclude(&s, s.hash, hlen);
+        exclude(&s, s.tmp, blen);
         s.nmaps = parse_maps(text, len, s.maps, lines + 1);
         exclude(&s, all, n * sizeof *all);
         exclude(&s, s.b, blen);
@@ -686,8 +719,10 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
         rc = classify(&s, all, n, kind);
     }
     scratch_free(text, cap);
-    scratch_free(s.b, blen);
+    scratch_free(b0, blen);
+    scratch_free(t0, blen);
     scratch_free(s.stack, slen);
     scratch_free(s.maps, mlen);
+    scratch_free(s.hash, hlen);
     return rc;
 }

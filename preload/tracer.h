@@ -37,6 +37,7 @@ struct at_config {
     int follow_fork;
     int follow_exec;
     int leaks_mode;
+    int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -275,7 +276,9 @@ int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */
 void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
 /* Appends the live blocks in index order, each after its leak kind line
- * (reach.c), and the leak summary. */
+ * (reach.c), and the leak summary. For the exit path only: the scan reads
+ * /proc/self/maps and calls backtrace(), which a fatal-signal handler
+ * must not. */
 void at_live_write(void) AT_HIDDEN;
 /* A block's size (unpacked). */
 uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;

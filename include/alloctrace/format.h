@@ -83,5 +83,6 @@
 #define AT_ENV_FOLLOW_FORK "ALLOCTRACE_FOLLOW_FORK"
 #define AT_ENV_FOLLOW_EXEC "ALLOCTRACE_FOLLOW_EXEC"
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
+#define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 
 #endif
