@@ -171,14 +171,10 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_DEFAULT_SUPP: o->default_supp = optarg; break;
         case O_LEAK_EXIT: o->gate.leak_exitcode = (int)number("--leak-exitcode", optarg, 255); break;
         case O_FAIL_PROG: o->gate.fail_on_program_error = true; break;
-        case O_LEAK_KINDS: {
-            const char *bad;
-            size_t badlen;
-            if (at_leak_kinds_parse(optarg, &o->gate.fail_kinds, &bad, &badlen) != 0)
-                usage_error("--leak-kinds: unknown kind in '%s' (definite, indirect, possible, "
-                            "reachable, all, none)", optarg);
+        case O_LEAK_KINDS:
+            if (at_leak_kinds_parse(optarg, &o->gate.fail_kinds) != 0)
+                usage_error("--leak-kinds: unknown kind in '%s' (" AT_LEAK_KINDS_WORDS ")", optarg);
             break;
-        }
         case O_FAIL_UNUSED: o->gate.fail_on_unused = true; break;
         case O_GEN: o->gate.gen_suppressions = true; break;
         case O_MAX_GROUPS: o->gate.max_groups = (size_t)number("--max-groups", optarg, 1L << 30); break;

@@ -51,7 +51,7 @@ at_leak_kind at_leak_kind_line(const char *line, size_t len)
     return by_name(line + n, len - n);
 }
 
-int at_leak_kinds_parse(const char *list, unsigned *set, const char **bad, size_t *badlen)
+int at_leak_kinds_parse(const char *list, unsigned *set)
 {
     unsigned s = 0;
     const char *p = list;
@@ -65,8 +65,6 @@ int at_leak_kinds_parse(const char *list, unsigned *set, const char **bad, size_
         } else if (k != AT_LEAK_UNKNOWN) {
             s |= AT_LEAK_BIT(k) | AT_LEAK_BIT(AT_LEAK_UNKNOWN);
         } else {
-            *bad = p;
-            *badlen = len;
             return -1;
         }
         p += len;

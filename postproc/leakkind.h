@@ -41,8 +41,9 @@ const char *at_leak_kind_words(at_leak_kind k);
 at_leak_kind at_leak_kind_line(const char *line, size_t len);
 /* A comma-separated list of keywords, "all" or "none" (unknown blocks are
  * in every set but "none": a block that could not be classified is never
- * dropped silently). 0 on success, -1 with the word not understood in
- * *bad (pointing into list) and its length in *badlen. */
-int at_leak_kinds_parse(const char *list, unsigned *set, const char **bad, size_t *badlen);
+ * dropped silently). 0 on success, -1 when a word is none of them. */
+int at_leak_kinds_parse(const char *list, unsigned *set);
+/* The words, for the options' error messages. */
+#define AT_LEAK_KINDS_WORDS "definite, indirect, possible, reachable, all, none"
 
 #endif

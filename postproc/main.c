@@ -254,15 +254,11 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_EXCLUDE:
             o->select.exclude_file = optarg;
             break;
-        case OPT_LEAK_KINDS: {
-            const char *bad;
-            size_t badlen;
-            if (at_leak_kinds_parse(optarg, &o->select.kinds, &bad, &badlen) != 0)
-                option_error("--leak-kinds: unknown kind in '%s' (definite, indirect, possible, "
-                             "reachable, all, none)", optarg);
+        case OPT_LEAK_KINDS:
+            if (at_leak_kinds_parse(optarg, &o->select.kinds) != 0)
+                option_error("--leak-kinds: unknown kind in '%s' (" AT_LEAK_KINDS_WORDS ")", optarg);
             o->select.use_kinds = true;
             break;
-        }
         case OPT_CALL_ADDRESS:
             if (at_select_parse_address(&o->select, optarg) != 0)
                 option_error("--call-address: expected MODULE:START+SIZE, not '%s'", optarg);

@@ -331,6 +331,20 @@ static int own_segments(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* ---- blocks ------------------------------------------------------------------- */
 
+/* The first block (by address) that ends after p. */
+static size_t first_ending_after(const struct scan *s, uintptr_t p)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->b[mid].end <= p)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* The block a word points into, or -1. Quick range test first: most words
  * are no heap pointers. */
 static long find_block(const struct scan *s, uintptr_t p)
@@ -340,14 +354,7 @@ static long find_block(const struct scan *s, uintptr_t p)
     for (size_t i = at_mix64(p) & s->hmask; s->hash[i].key; i = (i + 1) & s->hmask)
         if (s->hash[i].key == p)
             return (long)s->hash[i].idx;
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->b[mid].end <= p)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = first_ending_after(s, p);
     if (lo == s->n || p < s->b[lo].start)
         return -1;
     const struct blk *b = &s->b[lo];
@@ -471,14 +478,7 @@ static void scan_resident(struct scan *s, uintptr_t lo, uintptr_t hi)
  * once reached). */
 static void scan_root_gaps(struct scan *s, uintptr_t lo, uintptr_t hi)
 {
-    size_t a = 0, z = s->n;
-    while (a < z) {
-        size_t mid = (a + z) / 2;
-        if (s->b[mid].end <= lo)
-            a = mid + 1;
-        else
-            z = mid;
-    }
+    size_t a = first_ending_after(s, lo);
     for (; a < s->n && s->b[a].start < hi && lo < hi; a++) {
         if (s->b[a].start > lo)
             scan_resident(s, lo, s->b[a].start);

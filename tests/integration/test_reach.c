@@ -99,13 +99,35 @@ static summary valgrind_summary(const char *const *args)
     return s;
 }
 
-static void same_as_valgrind(const summary *ours, const char *const *args)
+/* The first n kinds of both summaries are equal. */
+static void same_kinds(const summary *ours, const summary *v, int n)
 {
-    summary v = valgrind_summary(args);
-    for (int k = 0; k < 4; k++)
-        if (ours->bytes[k] != v.bytes[k] || ours->blocks[k] != v.blocks[k])
+    for (int k = 0; k < n; k++)
+        if (ours->bytes[k] != v->bytes[k] || ours->blocks[k] != v->blocks[k])
             fail_msg("%s: alloctrace %llu bytes in %llu blocks, valgrind %llu in %llu", kinds[k],
-                     ours->bytes[k], ours->blocks[k], v.bytes[k], v.blocks[k]);
+                     ours->bytes[k], ours->blocks[k], v->bytes[k], v->blocks[k]);
+}
+
+/* The gate on args (the program, then its arguments) fails with `want` as
+ * its summary, and valgrind, where installed, says the same. Returns the
+ * report. */
+static char *judged_as(const char *const *args, const unsigned long long want[4][2])
+{
+    const char *argv[16] = { h_path("scripts/alloctrace-check"), "--" };
+    int n = 2;
+    for (const char *const *a = args; *a && n < 15; a++)
+        argv[n++] = *a;
+    argv[n] = NULL;
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 1);
+    summary s = parse_summary(r.err);
+    expect(&s, want);
+    if (have_valgrind()) {
+        summary v = valgrind_summary(args);
+        same_kinds(&s, &v, 4);
+    }
+    free(r.out);
+    return r.err;
 }
 
 /* 100 reachable from a global; 40 lost; a lost 16-byte node holding the
@@ -118,15 +140,9 @@ static void each_kind_counted_as_memcheck_counts_it(void **state)
     char *prog = PROG("reach_kinds");
     const char *args[] = { prog, "reachable", "definite", "indirect", "possible", "cycle",
                            "chain=5", NULL };
-    h_result r = gate("--", args[0], args[1], args[2], args[3], args[4], args[5], args[6], NULL);
-    assert_int_equal(r.status, 1);
-    summary s = parse_summary(r.err);
     const unsigned long long want[4][2] = { { 40 + 16 + 48 + 32, 4 }, { 200 + 48 + 4 * 32, 6 },
                                             { 64, 1 }, { 100, 1 } };
-    expect(&s, want);
-    if (have_valgrind())
-        same_as_valgrind(&s, args);
-    h_result_free(&r);
+    free(judged_as(args, want));
     free(prog);
 }
 
@@ -139,16 +155,11 @@ static void cxx_string_and_heuristics_as_valgrind(void **state)
     (void)state;
     char *prog = PROG("reach_cxx");
     const char *args[] = { prog, "string", "newarray", "multi", "lostarr", NULL };
-    h_result r = gate("--", args[0], args[1], args[2], args[3], args[4], NULL);
-    assert_int_equal(r.status, 1);
-    summary s = parse_summary(r.err);
     const unsigned long long want[4][2] = { { 32 + 32, 2 }, { 44, 1 }, { 0, 0 }, { 48 + 40, 2 } };
-    expect(&s, want);
-    assert_non_null(strstr(r.err, "Leak of 44 byte(s) in 1 block(s) allocated from: "
-                                  "[indirectly lost]\n"));
-    if (have_valgrind())
-        same_as_valgrind(&s, args);
-    h_result_free(&r);
+    char *report = judged_as(args, want);
+    assert_non_null(strstr(report, "Leak of 44 byte(s) in 1 block(s) allocated from: "
+                                   "[indirectly lost]\n"));
+    free(report);
     free(prog);
 }
 
@@ -182,10 +193,7 @@ static void sort_lost_blocks_as_valgrind(void **state)
     r = h_sh("valgrind --run-libc-freeres=no --leak-check=full sort /etc/passwd");
     summary v = parse_summary(r.err);
     h_result_free(&r);
-    for (int k = 0; k < 3; k++)
-        if (s.bytes[k] != v.bytes[k] || s.blocks[k] != v.blocks[k])
-            fail_msg("%s: alloctrace %llu bytes in %llu blocks, valgrind %llu in %llu", kinds[k],
-                     s.bytes[k], s.blocks[k], v.bytes[k], v.blocks[k]);
+    same_kinds(&s, &v, 3);
 }
 
 /* The trace: a "## leak kind:" line before each block; the post-processor
