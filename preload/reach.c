@@ -118,12 +118,18 @@ struct scan {
 
 /* ---- scratch --------------------------------------------------------------- */
 
+/* Large tables ask for transparent huge pages: the hash of block starts
+ * is probed at random, and with 4 KiB pages each probe is a TLB miss too. */
 static void *scratch(size_t bytes)
 {
     if (bytes == 0)
         bytes = 1;
     void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return m == MAP_FAILED ? NULL : m;
+    if (m == MAP_FAILED)
+        return NULL;
+    if (bytes >= (4ul << 20))
+        madvise(m, bytes, MADV_HUGEPAGE);
+    return m;
 }
 
 static void scratch_free(void *p, size_t bytes)
