@@ -83,6 +83,7 @@ struct blk {
 
 struct map {
     uintptr_t lo, hi;
+    uintptr_t from;    /* nonzero: another thread's stack, live from here up */
     uint8_t r, w, x, file, root;
     uint8_t runtime;   /* the C library or the dynamic loader */
 };
@@ -307,6 +308,83 @@ static void exclude_arena_heaps(struct scan *s)
         if (h[3] == rw && h[2] <= h[3] && h[2] >= PAGE_SZ && h[0] > a && h[0] < a + rw)
             exclude(s, (void *)a, rw);
     }
+}
+
+/* ---- other threads' stacks ------------------------------------------------------ */
+
+/* A thread sitting in a system call - most threads still there at exit,
+ * blocked on a lock, a read, a join - has its user stack pointer in
+ * /proc/self/task/TID/syscall ("NR ARG1 .. ARG6 SP PC", or "-1 SP PC"):
+ * its stack is live from there up (and the 128-byte red zone below), the
+ * rest holds dead frames whose stale pointers memcheck would know for
+ * undefined. A running thread's whole stack mapping stays a root. */
+static void note_thread_sp(struct scan *s, int dfd, const char *tid)
+{
+    char path[64];
+    size_t n = strlen(tid);
+    if (n > 40)
+        return;
+    memcpy(path, tid, n);
+    memcpy(path + n, "/syscall", 9);
+    int fd = (int)syscall(SYS_openat, dfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[256];
+    long len = syscall(SYS_read, fd, buf, sizeof buf - 1);
+    syscall(SYS_close, fd);
+    if (len <= 0 || !((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-'))
+        return;   /* "running", or nothing */
+    buf[len] = '\0';
+    const char *field[9];
+    int nf = 0;
+    for (char *p = buf; *p && nf < 9;) {
+        while (*p == ' ' || *p == '\n')
+            p++;
+        if (*p)
+            field[nf++] = p;
+        while (*p && *p != ' ' && *p != '\n')
+            p++;
+    }
+    uintptr_t sp;
+    if (nf < 3 || field[nf - 2][0] != '0' || field[nf - 2][1] != 'x')
+        return;
+    hex(field[nf - 2] + 2, buf + len, &sp);
+    const struct map *m = map_of(s, sp);
+    if (!m || !m->root)
+        return;
+    struct map *w = &s->maps[m - s->maps];
+    uintptr_t from = sp - 128 > w->lo ? (sp - 128) & ~(WORD - 1) : w->lo;
+    if (!w->from || from < w->from)
+        w->from = from;
+}
+
+struct dirent64_raw {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static void thread_stacks(struct scan *s)
+{
+    int dfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    long self = syscall(SYS_gettid);
+    char buf[4096], me[24];
+    size_t n = at_fmt_dec(me, (uint64_t)self);
+    me[n] = '\0';
+    long len;
+    while ((len = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+        for (long off = 0; off < len;) {
+            const struct dirent64_raw *d = (const void *)(buf + off);
+            if (d->name[0] >= '0' && d->name[0] <= '9' && strcmp(d->name, me) != 0)
+                note_thread_sp(s, dfd, d->name);
+            off += d->reclen;
+        }
+    syscall(SYS_close, dfd);
 }
 
 /* ---- the tracer's own writable segments --------------------------------------- */
@@ -632,7 +710,7 @@ static void scan_roots(struct scan *s)
         if (!m->root)
             continue;
         if (m != own) {
-            scan_root(s, m->lo, m->hi);
+            scan_root(s, m->from ? m->from : m->lo, m->hi);
             continue;
         }
         /* The exiting thread's stack: at_finish's frame, which holds the
@@ -672,6 +750,7 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
         s->b[i].readable = (uint8_t)readable(s, s->b[i].start, s->b[i].size);
     }
     exclude_arena_heaps(s);
+    thread_stacks(s);
     dl_iterate_phdr(own_segments, s);
     at_live_exclusions(exclude_cb, s);
     sort_ranges(s->excl, s->nexcl);

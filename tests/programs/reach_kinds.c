@@ -9,6 +9,9 @@
  *   cycle      two lost 48-byte blocks pointing at each other
  *   chain=N    a lost list of N 32-byte nodes (1 definite, N-1 indirect)
  *   thread     a block pointed to only from a thread still blocked at exit
+ *   exitthread 56 bytes held in a local of main, which waits for a thread
+ *              that calls exit: main's live frame is a root, the 40 bytes
+ *              the thread lost are not
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
 #include <pthread.h>
@@ -88,6 +91,22 @@ static __attribute__((noinline)) void make_thread(void)
     usleep(100000);
 }
 
+static void *exit_now(void *arg)
+{
+    (void)arg;
+    make_definite();
+    exit(0);
+}
+
+static __attribute__((noinline)) void make_exitthread(void)
+{
+    char *volatile held = malloc(56);
+    held[0] = 1;
+    pthread_t t;
+    pthread_create(&t, NULL, exit_now, NULL);
+    pthread_join(t, NULL);
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -112,6 +131,10 @@ int main(int argc, char **argv)
             make_chain(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "thread") == 0)
             make_thread();
+        else if (strcmp(argv[i], "exitthread") == 0) {
+            scrub();
+            make_exitthread();
+        }
     }
     scrub();
     return 0;
