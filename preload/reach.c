@@ -20,7 +20,9 @@
  *    tracer's own memory (live-block tables, shadow store, this scan's
  *    scratch, the tracer's writable segments). Of the exiting thread's
  *    stack, at_finish's frame (it holds every callee-saved register: the
- *    saved registers) and the program's frames (see program_stack).
+ *    saved registers) and the program's frames (see program_stack); of
+ *    another thread blocked in a system call, its stack from its stack
+ *    pointer up (see note_thread_sp), of a running one the whole mapping.
  * 2. A word equal to a block's start, or inside the block and accepted by
  *    a heuristic, makes the block reachable when found from a root or a
  *    reachable block; any other interior word makes it possibly lost. A
