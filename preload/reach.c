@@ -22,7 +22,8 @@
  *    stack, at_finish's frame (it holds every callee-saved register: the
  *    saved registers) and the program's frames (see program_stack); of
  *    another thread blocked in a system call, its stack from its stack
- *    pointer up (see note_thread_sp), of a running one the whole mapping.
+ *    pointer up (see note_thread_sp), of a running one the whole mapping;
+ *    of a thread that ended, only its TLS (see dead_thread_stacks).
  * 2. A word equal to a block's start, or inside the block and accepted by
  *    a heuristic, makes the block reachable when found from a root or a
  *    reachable block; any other interior word makes it possibly lost. A
@@ -76,6 +77,13 @@ uintptr_t at_exit_sp, at_exit_frame;
 
 enum state { UNREACHED, POSSIBLE, REACHABLE, INDIRECT };
 
+/* A word of memory known mapped and readable (see above). */
+static inline uintptr_t word_at(uintptr_t a)
+{
+    return *(const volatile uintptr_t *)a;
+}
+
+
 struct blk {
     uintptr_t start, end;   /* end: start + size, or start + 1 for size 0 */
     uint64_t size;
@@ -116,6 +124,8 @@ struct scan {
     size_t nmaps;
     struct range excl[MAX_EXCL];
     size_t nexcl;
+    int running;           /* other threads running (stack pointer unknown) */
+    uintptr_t tls_below;   /* static TLS below the thread pointer */
     size_t (*usable)(void *);
 };
 
@@ -334,6 +344,8 @@ static void note_thread_sp(struct scan *s, int dfd, const char *tid)
     char buf[256];
     long len = syscall(SYS_read, fd, buf, sizeof buf - 1);
     syscall(SYS_close, fd);
+    if (len > 0 && buf[0] == 'r')
+        s->running++;
     if (len <= 0 || !((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-'))
         return;   /* "running", or nothing */
     buf[len] = '\0';
@@ -387,6 +399,47 @@ static void thread_stacks(struct scan *s)
             off += d->reclen;
         }
     syscall(SYS_close, dfd);
+}
+
+/*
+ * The stacks glibc keeps of threads that ended, for reuse: their frames
+ * are dead (memcheck sees them undefined), only their thread control block
+ * and static TLS at the top still count. A glibc thread stack is an
+ * anonymous mapping right above its guard page whose top holds the TCB,
+ * recognised by its two self-pointers (tcbhead_t: tcb, dtv, self). Without
+ * a stack pointer for it, while no thread runs unseen, it belongs to no
+ * live thread: only [TCB - static TLS, end) is scanned.
+ */
+static int tls_extent(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct scan *s = arg;
+    uintptr_t tp = (uintptr_t)__builtin_thread_pointer(), d = (uintptr_t)info->dlpi_tls_data;
+    /* Static TLS only: in the mapping of the thread pointer (a module's
+     * dynamic TLS block is a heap block). */
+    if (d && d < tp && tp - d > s->tls_below && map_of(s, d) == map_of(s, tp))
+        s->tls_below = tp - d;
+    return 0;
+}
+
+static void dead_thread_stacks(struct scan *s, const struct map *own)
+{
+    if (s->running)
+        return;
+    dl_iterate_phdr(tls_extent, s);
+    for (size_t i = 1; i < s->nmaps; i++) {
+        struct map *m = &s->maps[i];
+        const struct map *g = &s->maps[i - 1];
+        if (!m->root || m->file || m->from || m == own || g->hi != m->lo || g->r || g->w)
+            continue;
+        uintptr_t stop = m->hi - m->lo > 16384 ? m->hi - 16384 : m->lo;
+        for (uintptr_t a = (m->hi - 3 * WORD) & ~(WORD - 1); a >= stop; a -= WORD)
+            if (word_at(a) == a && word_at(a + 2 * WORD) == a) {
+                if (a - m->lo > s->tls_below)
+                    m->from = a - s->tls_below;
+                break;
+            }
+    }
 }
 
 /* ---- the tracer's own writable segments --------------------------------------- */
@@ -448,11 +501,6 @@ static long find_block(const struct scan *s, uintptr_t p)
     if (p != b->start && s->usable && p + WORD == b->start + s->usable((void *)b->start))
         return -1;
     return (long)lo;
-}
-
-static inline uintptr_t word_at(uintptr_t a)
-{
-    return *(const volatile uintptr_t *)a;
 }
 
 /* A vtable as memcheck recognises one: in a readable file mapping, and of
@@ -707,6 +755,7 @@ static void scan_roots(struct scan *s)
 {
     uintptr_t sp = at_exit_sp;
     const struct map *own = sp ? map_of(s, sp) : NULL;
+    dead_thread_stacks(s, own);
     for (size_t i = 0; i < s->nmaps; i++) {
         const struct map *m = &s->maps[i];
         if (!m->root)

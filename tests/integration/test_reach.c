@@ -204,6 +204,19 @@ static void exit_from_a_thread_scans_the_waiting_main_stack(void **state)
     free(prog);
 }
 
+/* A thread that ended left its block's only pointer in the dead frames
+ * of its stack, which glibc keeps for the next thread: lost, as valgrind
+ * says (only the stack's TLS and thread control block are roots). */
+static void dead_threads_stack_is_no_root(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "joined", NULL };
+    const unsigned long long want[4][2] = { { 88, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
+    free(judged_as(args, want));
+    free(prog);
+}
+
 /* A real program next to valgrind: sort's one lost block and nothing
  * else failing (valgrind without its libc freeres, which frees at exit
  * what the gate sees still reachable). */
@@ -328,6 +341,7 @@ int main(void)
         T(cxx_string_and_heuristics_as_valgrind),
         T(pointer_on_a_running_threads_stack_reaches),
         T(exit_from_a_thread_scans_the_waiting_main_stack),
+        T(dead_threads_stack_is_no_root),
         T(sort_lost_blocks_as_valgrind),
         T(kind_lines_survive_postproc_and_group),
         T(gate_fails_on_the_chosen_kinds),

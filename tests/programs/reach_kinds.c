@@ -9,6 +9,8 @@
  *   cycle      two lost 48-byte blocks pointing at each other
  *   chain=N    a lost list of N 32-byte nodes (1 definite, N-1 indirect)
  *   thread     a block pointed to only from a thread still blocked at exit
+ *   joined     88 bytes a thread dropped, its pointer left in the dead
+ *              frames of the stack glibc keeps for reuse: lost
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
  *              the thread lost are not
@@ -91,6 +93,20 @@ static __attribute__((noinline)) void make_thread(void)
     usleep(100000);
 }
 
+static void *drop(void *arg)
+{
+    char *volatile mine = malloc(88);
+    mine[0] = 1;
+    return arg;
+}
+
+static __attribute__((noinline)) void make_joined(void)
+{
+    pthread_t t;
+    pthread_create(&t, NULL, drop, NULL);
+    pthread_join(t, NULL);
+}
+
 static void *exit_now(void *arg)
 {
     (void)arg;
@@ -131,6 +147,8 @@ int main(int argc, char **argv)
             make_chain(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "thread") == 0)
             make_thread();
+        else if (strcmp(argv[i], "joined") == 0)
+            make_joined();
         else if (strcmp(argv[i], "exitthread") == 0) {
             scrub();
             make_exitthread();
