@@ -435,8 +435,8 @@ static void print_leak_summary(FILE *out, const at_gate *g)
 {
     if (g->nprocs == 0)
         return;
-    static const at_leak_kind order[] = { AT_LEAK_DEFINITE, AT_LEAK_INDIRECT, AT_LEAK_POSSIBLE,
-                                          AT_LEAK_REACHABLE, AT_LEAK_UNKNOWN };
+    static const at_leak_kind order[] = { AT_LEAK_DEFINITE,  AT_LEAK_INDIRECT, AT_LEAK_POSSIBLE,
+                                          AT_LEAK_REACHABLE, AT_LEAK_LIBC,     AT_LEAK_UNKNOWN };
     fputs("LEAK SUMMARY:\n", out);
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         uint64_t bytes = 0, blocks = 0;
@@ -444,7 +444,7 @@ static void print_leak_summary(FILE *out, const at_gate *g)
             bytes += g->procs[i].kinds[order[k]].bytes;
             blocks += g->procs[i].kinds[order[k]].blocks;
         }
-        if (order[k] != AT_LEAK_UNKNOWN || blocks)
+        if ((order[k] != AT_LEAK_UNKNOWN && order[k] != AT_LEAK_LIBC) || blocks)
             summary_line(out, at_leak_kind_words(order[k]), bytes, blocks);
     }
     uint64_t bytes = 0, blocks = 0;

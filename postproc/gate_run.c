@@ -108,7 +108,7 @@ static void usage(FILE *f)
           "                                the shipped defaults (not listed when unused)\n"
           "      --leak-exitcode N         exit status when leaks are left (default 1)\n"
           "      --leak-kinds LIST         the leak kinds that fail: definite, indirect,\n"
-          "                                possible, reachable, all, none (default\n"
+          "                                possible, reachable, libc, all, none (default\n"
           "                                definite,indirect, as valgrind's\n"
           "                                --errors-for-leak-kinds and LSan)\n"
           "      --fail-on-program-error   the program's non-zero exit fails the gate\n"

@@ -15,6 +15,7 @@ static const char *const names[AT_LEAK_NKINDS] = {
     [AT_LEAK_INDIRECT] = AT_KIND_NAME_INDIRECT,
     [AT_LEAK_POSSIBLE] = AT_KIND_NAME_POSSIBLE,
     [AT_LEAK_REACHABLE] = AT_KIND_NAME_REACHABLE,
+    [AT_LEAK_LIBC] = AT_KIND_NAME_LIBC,
 };
 
 static const char *const words[AT_LEAK_NKINDS] = {
@@ -23,6 +24,7 @@ static const char *const words[AT_LEAK_NKINDS] = {
     [AT_LEAK_INDIRECT] = "indirectly lost",
     [AT_LEAK_POSSIBLE] = "possibly lost",
     [AT_LEAK_REACHABLE] = "still reachable",
+    [AT_LEAK_LIBC] = "libc's caches",
 };
 
 const char *at_leak_kind_name(at_leak_kind k)

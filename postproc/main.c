@@ -142,7 +142,7 @@ static void usage(FILE *f)
           "      --include FILE          keep only the calls whose indices FILE lists\n"
           "      --exclude FILE          drop the calls whose indices FILE lists\n"
           "      --leak-kinds LIST       keep the leaked blocks of these kinds: definite,\n"
-          "                              indirect, possible, reachable, all (blocks of\n"
+          "                              indirect, possible, reachable, libc, all (blocks of\n"
           "                              no kind always stay)\n"
           "      --call-address MODULE:START+SIZE\n"
           "                              keep calls with a frame in that range of MODULE\n"

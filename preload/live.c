@@ -36,6 +36,7 @@ int at_live_init(void)
     for (int i = 0; i < STRIPES; i++)
         pthread_mutex_init(&stripes[i].lock, NULL);
     at_sites_init();
+    at_reach_init();
     return 0;
 }
 
@@ -269,6 +270,7 @@ static const char *const kind_lines[] = {
     [AT_KIND_INDIRECT] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_INDIRECT "\n",
     [AT_KIND_POSSIBLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_POSSIBLE "\n",
     [AT_KIND_REACHABLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_REACHABLE "\n",
+    [AT_KIND_LIBC] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_LIBC "\n",
 };
 
 /* Each block's leak kind (reach.c), into memory of its own; NULL when

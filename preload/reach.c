@@ -59,8 +59,10 @@
  * Scratch memory comes from mmap (never the heap, whose mappings would
  * otherwise be roots) and is excluded from the roots.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -75,7 +77,11 @@ uintptr_t at_exit_sp, at_exit_frame;
 #define ARENA_HEAP (64ul << 20)   /* glibc's HEAP_MAX_SIZE on 64-bit */
 #define MINCORE_FROM (1ul << 20)  /* mappings this large are read page by page */
 
-enum state { UNREACHED, POSSIBLE, REACHABLE, INDIRECT };
+enum state { UNREACHED, POSSIBLE, REACHABLE, INDIRECT, LIBC };
+
+/* How a word was found: from a root or a block reached so, from a block
+ * only possibly lost, or from glibc's own memory (see libc_roots). */
+enum from { FROM_DEFINITE, FROM_POSSIBLE, FROM_LIBC };
 
 /* A word of memory known mapped and readable (see above). */
 static inline uintptr_t word_at(uintptr_t a)
@@ -125,6 +131,9 @@ struct scan {
     struct range excl[MAX_EXCL];
     size_t nexcl;
     int running;           /* other threads running (stack pointer unknown) */
+    struct range libc[8];  /* glibc's writable memory: the second pass's roots */
+    size_t nlibc;
+    enum from root_from;   /* how the roots being scanned count */
     uintptr_t tls_below;   /* static TLS below the thread pointer */
     size_t (*usable)(void *);
 };
@@ -422,6 +431,14 @@ static int tls_extent(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static void add_libc(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    if (hi > lo && s->nlibc < sizeof s->libc / sizeof *s->libc) {
+        s->libc[s->nlibc++] = (struct range){ lo, hi };
+        exclude(s, (void *)lo, hi - lo);
+    }
+}
+
 static void dead_thread_stacks(struct scan *s, const struct map *own)
 {
     if (s->running)
@@ -435,11 +452,62 @@ static void dead_thread_stacks(struct scan *s, const struct map *own)
         uintptr_t stop = m->hi - m->lo > 16384 ? m->hi - 16384 : m->lo;
         for (uintptr_t a = (m->hi - 3 * WORD) & ~(WORD - 1); a >= stop; a -= WORD)
             if (word_at(a) == a && word_at(a + 2 * WORD) == a) {
+                /* glibc's freeres frees its cache of stacks: what the
+                 * TLS of a dead thread holds is glibc's. */
                 if (a - m->lo > s->tls_below)
-                    m->from = a - s->tls_below;
+                    add_libc(s, a - s->tls_below, m->hi);
+                m->from = m->hi;
                 break;
             }
     }
+}
+
+/*
+ * What valgrind's default --run-libc-freeres frees before it looks: glibc
+ * keeps caches for the life of the process (stdio buffers, locales, NSS,
+ * dlerror strings, the time zone, the stacks of ended threads) and frees
+ * them in __libc_freeres, which valgrind calls at exit. The tracer does not
+ * free anything of the program's; it finds those blocks instead and gives
+ * them a kind of their own, "libc" (never failing by default), so that the
+ * four kinds count what valgrind counts:
+ * - a second pass from glibc's own roots (libc's writable segments, its
+ *   TLS, the TLS of ended threads) after the program's: what only glibc
+ *   reaches is glibc's, except a stdio stream the program left open (a
+ *   FILE: freeres leaves it, valgrind calls it still reachable);
+ * - the buffer of every stdio stream that _IO_unbuffer_all frees (used,
+ *   buffered, not the user's), wherever pointers to it come from.
+ */
+static FILE **io_list_all;
+
+void at_reach_init(void)
+{
+    io_list_all = dlsym(RTLD_DEFAULT, "_IO_list_all");
+}
+
+static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct scan *s = arg;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    if (!base || (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-", 5) != 0))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W))
+            add_libc(s, lo & ~(WORD - 1), lo + ph->p_memsz);
+        if (ph->p_type == PT_TLS && info->dlpi_tls_data)
+            add_libc(s, (uintptr_t)info->dlpi_tls_data,
+                     (uintptr_t)info->dlpi_tls_data + ph->p_memsz);
+    }
+    return 1;
+}
+
+static void libc_roots(struct scan *s)
+{
+    dead_thread_stacks(s, at_exit_sp ? map_of(s, at_exit_sp) : NULL);
+    dl_iterate_phdr(libc_segments, s);
 }
 
 /* ---- the tracer's own writable segments --------------------------------------- */
@@ -561,16 +629,31 @@ static inline void push(struct scan *s, size_t i)
 }
 
 /* A word found from a root (prior_definite) or from a block being marked. */
-static void reach(struct scan *s, uintptr_t p, int prior_definite)
+/* A FILE of stdio (its _flags carry _IO_MAGIC): a stream the program left
+ * open, which valgrind's freeres does not free. */
+static int is_stream(const struct blk *b)
+{
+    return b->readable && b->size >= sizeof(FILE) &&
+           ((unsigned)((const FILE *)b->start)->_flags & 0xffff0000u) == 0xfbad0000u;
+}
+
+static void reach(struct scan *s, uintptr_t p, enum from from)
 {
     long i = find_block(s, p);
     if (i < 0)
         return;
     struct blk *b = &s->b[i];
-    if (b->state == REACHABLE)
+    if (b->state == REACHABLE || b->state == LIBC)
         return;
+    if (from == FROM_LIBC) {
+        if (b->state == UNREACHED) {
+            b->state = is_stream(b) ? REACHABLE : LIBC;
+            push(s, (size_t)i);
+        }
+        return;
+    }
     int as_start = p == b->start || heuristic(s, b, p);
-    if (as_start && prior_definite) {
+    if (as_start && from == FROM_DEFINITE) {
         b->state = REACHABLE;
         push(s, (size_t)i);
     } else if (b->state == UNREACHED) {
@@ -583,7 +666,7 @@ static void scan_words(struct scan *s, uintptr_t lo, uintptr_t hi)
 {
     lo = (lo + WORD - 1) & ~(WORD - 1);
     for (uintptr_t a = lo; a + WORD <= hi; a += WORD)
-        reach(s, word_at(a), 1);
+        reach(s, word_at(a), s->root_from);
 }
 
 /* Resident pages only, for large mappings (see above). */
@@ -645,10 +728,12 @@ static void mark(struct scan *s)
         struct blk *b = &s->b[s->stack[--s->top]];
         if (!b->readable)
             continue;
-        int definite = b->state != POSSIBLE;
+        enum from from = b->state == LIBC       ? FROM_LIBC
+                         : b->state == POSSIBLE ? FROM_POSSIBLE
+                                                : FROM_DEFINITE;
         for (uintptr_t a = (b->start + WORD - 1) & ~(WORD - 1); a + WORD <= b->start + b->size;
              a += WORD)
-            reach(s, word_at(a), definite);
+            reach(s, word_at(a), from);
     }
 }
 
@@ -755,7 +840,6 @@ static void scan_roots(struct scan *s)
 {
     uintptr_t sp = at_exit_sp;
     const struct map *own = sp ? map_of(s, sp) : NULL;
-    dead_thread_stacks(s, own);
     for (size_t i = 0; i < s->nmaps; i++) {
         const struct map *m = &s->maps[i];
         if (!m->root)
@@ -764,18 +848,39 @@ static void scan_roots(struct scan *s)
             scan_root(s, m->from ? m->from : m->lo, m->hi);
             continue;
         }
-        /* The exiting thread's stack: at_finish's frame, which holds the
-         * callee-saved registers, and the program's frames above. */
+        /* The exiting thread's stack: the callee-saved registers, which
+         * at_finish's prologue saved (__builtin_unwind_init), and the
+         * program's frames above. Not at_finish's other slots: stale. */
+#if defined(__x86_64__)
+        uintptr_t regs = at_exit_frame - 5 * WORD, regs_end = at_exit_frame + WORD;
+#else
+        uintptr_t regs = sp, regs_end = at_exit_frame + 2 * WORD;
+#endif
         uintptr_t from = program_stack(s, m);
-        if (at_exit_frame > sp && at_exit_frame < from)
-            scan_root(s, sp, at_exit_frame + 2 * WORD);
+        if (at_exit_frame > sp && regs_end <= from)
+            scan_root(s, regs, regs_end);
         scan_root(s, from, m->hi);
+    }
+}
+
+static void stdio_buffers(struct scan *s)
+{
+    const FILE *fp = io_list_all && readable(s, (uintptr_t)io_list_all, WORD) ? *io_list_all : NULL;
+    for (int n = 0; fp && n < 100000; n++, fp = fp->_chain) {
+        if (!readable(s, (uintptr_t)fp, sizeof *fp) || ((unsigned)fp->_flags & 0xffff0000u) != 0xfbad0000u)
+            break;
+        if ((fp->_flags & 3) || fp->_mode == 0 || !fp->_IO_buf_base)
+            continue;   /* _IO_USER_BUF, _IO_UNBUFFERED, or never used */
+        uintptr_t buf = (uintptr_t)fp->_IO_buf_base;
+        long i = find_block(s, buf);
+        if (i >= 0 && s->b[i].start == buf)
+            s->b[i].state = LIBC;
     }
 }
 
 static const uint8_t kind_of[] = {
     [UNREACHED] = AT_KIND_DEFINITE, [INDIRECT] = AT_KIND_INDIRECT,
-    [POSSIBLE] = AT_KIND_POSSIBLE, [REACHABLE] = AT_KIND_REACHABLE,
+    [POSSIBLE] = AT_KIND_POSSIBLE, [REACHABLE] = AT_KIND_REACHABLE, [LIBC] = AT_KIND_LIBC,
 };
 
 static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind)
@@ -802,10 +907,17 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
     }
     exclude_arena_heaps(s);
     thread_stacks(s);
+    libc_roots(s);
     dl_iterate_phdr(own_segments, s);
     at_live_exclusions(exclude_cb, s);
     sort_ranges(s->excl, s->nexcl);
+    stdio_buffers(s);
+    s->root_from = FROM_DEFINITE;
     scan_roots(s);
+    mark(s);
+    s->root_from = FROM_LIBC;
+    for (size_t i = 0; i < s->nlibc; i++)
+        scan_root_gaps(s, s->libc[i].lo, s->libc[i].hi);
     mark(s);
     for (size_t i = 0; i < n; i++)
         if (s->b[i].state == UNREACHED)

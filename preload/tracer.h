@@ -315,7 +315,10 @@ enum at_leak_kind {
     AT_KIND_INDIRECT,
     AT_KIND_POSSIBLE,
     AT_KIND_REACHABLE,
+    AT_KIND_LIBC,        /* glibc's own caches, which valgrind's freeres frees */
 };
+/* Looks up what the scan needs of glibc (at start-up: not dlsym at exit). */
+void at_reach_init(void) AT_HIDDEN;
 /* The stack pointer of the exiting thread in at_finish, and at_finish's
  * frame address: that frame holds the callee-saved registers. */
 extern uintptr_t at_exit_sp AT_HIDDEN;

@@ -49,6 +49,7 @@
 #define AT_KIND_NAME_INDIRECT  "indirect"
 #define AT_KIND_NAME_POSSIBLE  "possible"
 #define AT_KIND_NAME_REACHABLE "reachable"
+#define AT_KIND_NAME_LIBC      "libc"        /* glibc's caches, freed by valgrind's freeres */
 
 /* Resolved frame text forms (section 5). */
 #define AT_FRAME_AT       " at "

@@ -11,12 +11,18 @@
  *   thread     a block pointed to only from a thread still blocked at exit
  *   joined     88 bytes a thread dropped, its pointer left in the dead
  *              frames of the stack glibc keeps for reuse: lost
+ *   libc       glibc's caches: stdout's buffer (a line printed), setlocale's
+ *              locales, a stream left open (its FILE is still reachable,
+ *              its buffer glibc's), the time zone
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
  *              the thread lost are not
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
+#include <locale.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +113,19 @@ static __attribute__((noinline)) void make_joined(void)
     pthread_join(t, NULL);
 }
 
+static __attribute__((noinline)) void use_libc(void)
+{
+    printf("a line\n");
+    setlocale(LC_ALL, "C.UTF-8");
+    FILE *f = fopen("/proc/self/stat", "r");
+    char line[64];
+    if (f && fgets(line, sizeof line, f))
+        line[0] = 0;
+    time_t t = 0;
+    struct tm tm;
+    localtime_r(&t, &tm);
+}
+
 static void *exit_now(void *arg)
 {
     (void)arg;
@@ -147,6 +166,8 @@ int main(int argc, char **argv)
             make_chain(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "thread") == 0)
             make_thread();
+        else if (strcmp(argv[i], "libc") == 0)
+            use_libc();
         else if (strcmp(argv[i], "joined") == 0)
             make_joined();
         else if (strcmp(argv[i], "exitthread") == 0) {
