@@ -9,7 +9,9 @@
  *                     through a block that is itself only possibly lost);
  *   indirectly lost   not reached from the roots, but pointed to from a
  *                     lost block;
- *   definitely lost   not reached at all: the head of a lost structure.
+ *   definitely lost   not reached at all: the head of a lost structure;
+ * and a fifth, glibc's caches, that valgrind frees before it counts (see
+ * libc_roots).
  *
  * The algorithm is memcheck's, so that bytes and blocks per kind agree:
  * 1. Roots are scanned word by word (8-byte aligned): every readable and
@@ -19,8 +21,8 @@
  *    per-thread arenas), the live blocks themselves, devices, and the
  *    tracer's own memory (live-block tables, shadow store, this scan's
  *    scratch, the tracer's writable segments). Of the exiting thread's
- *    stack, at_finish's frame (it holds every callee-saved register: the
- *    saved registers) and the program's frames (see program_stack); of
+ *    stack, the callee-saved registers at_finish's prologue saved and the
+ *    program's frames (see program_stack); of
  *    another thread blocked in a system call, its stack from its stack
  *    pointer up (see note_thread_sp), of a running one the whole mapping;
  *    of a thread that ended, only its TLS (see dead_thread_stacks).
@@ -29,6 +31,7 @@
  *    reachable block; any other interior word makes it possibly lost. A
  *    block whose state rises is pushed on an explicit mark stack and its
  *    words scanned in turn (a block is pushed at most twice: linear).
+ *    A second pass starts from glibc's own roots (see libc_roots).
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
