@@ -279,9 +279,7 @@ static const char *const kind_lines[] = {
 static uint8_t *classify(const struct at_live_block *all, size_t n)
 {
     uint8_t *kind = n && at_cfg.leak_kinds ? at_real.malloc(n) : NULL;
-    if (kind && at_reach_classify(all, n, kind) < 0) {
-        at_warn("cannot scan memory for pointers to the live blocks: ",
-                "their leak kinds are not written", "");
+    if (kind && at_reach_classify(all, n, kind) < 0) {   /* it said why */
         at_real.free(kind);
         kind = NULL;
     }

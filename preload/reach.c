@@ -481,10 +481,20 @@ static void dead_thread_stacks(struct scan *s, const struct map *own)
  *   buffered, not the user's), wherever pointers to it come from.
  */
 static FILE **io_list_all;
+/* The scan knows glibc's allocator (its heap, its arenas, its chunk
+ * headers): another one (jemalloc, tcmalloc preloaded) keeps pointers to
+ * live blocks in metadata the scan would take for roots, so it is not
+ * classified rather than wrongly. */
+static int glibc_malloc;
 
 void at_reach_init(void)
 {
     io_list_all = dlsym(RTLD_DEFAULT, "_IO_list_all");
+    Dl_info info;
+    const char *base = dladdr((void *)at_real.malloc, &info) && info.dli_fname
+                           ? strrchr(info.dli_fname, '/') : NULL;
+    base = base ? base + 1 : info.dli_fname;
+    glibc_malloc = base && (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0);
 }
 
 static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
@@ -935,8 +945,15 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
     memset(kind, AT_KIND_UNKNOWN, n);
     if (n == 0)
         return 0;
-    if (n >> 31)
+    if (!glibc_malloc) {
+        at_warn("the allocator is not glibc's: leak kinds are not written ",
+                "(every block alive at exit counts as not classified)", "");
         return -1;
+    }
+    if (n >> 31) {
+        at_warn("too many live blocks to scan: leak kinds are not written", "", "");
+        return -1;
+    }
     struct scan s = { 0 };
     size_t slots = 16;
     while (slots < 2 * n)
@@ -969,6 +986,9 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
         s.usable = at_real.usable_size;
         rc = classify(&s, all, n, kind);
     }
+    if (rc < 0)
+        at_warn("cannot scan memory for pointers to the live blocks (no memory, or no "
+                "/proc/self/maps): ", "leak kinds are not written", "");
     scratch_free(text, cap);
     scratch_free(b0, blen);
     scratch_free(t0, blen);

@@ -325,7 +325,8 @@ extern uintptr_t at_exit_sp AT_HIDDEN;
 extern uintptr_t at_exit_frame AT_HIDDEN;
 /* Sets kind[i] for the block all[i] (any order) by scanning the roots and
  * the blocks. Returns 0, or -1 when it could not scan (no memory, no
- * /proc/self/maps): then every kind is AT_KIND_UNKNOWN. */
+ * /proc/self/maps, an allocator not glibc's), said in one line on stderr:
+ * then every kind is AT_KIND_UNKNOWN. */
 int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
