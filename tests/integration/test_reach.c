@@ -241,6 +241,32 @@ static void libc_caches_counted_apart_as_valgrind_frees_them(void **state)
     free(prog);
 }
 
+/* Under jemalloc the scan would take its metadata for the program's
+ * pointers: no kinds, one line saying so, every block not classified (and
+ * failing, as before kinds). */
+static void foreign_allocator_leaves_blocks_unclassified(void **state)
+{
+    (void)state;
+    const char *jemalloc = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+    if (access(jemalloc, R_OK) != 0) {
+        print_message("libjemalloc2 is not installed: skipped\n");
+        skip();
+    }
+    char *prog = PROG("reach_kinds");
+    char *env = h_fmt("LD_PRELOAD=%s", jemalloc);
+    const char *argv[] = { h_path("scripts/alloctrace-check"), "--", prog, "reachable", "definite",
+                           NULL };
+    const char *envv[] = { env, NULL };
+    h_result r = h_run(argv, envv, NULL);
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "alloctrace: the allocator is not glibc's: leak kinds are not "
+                                  "written (every block alive at exit counts as not classified)\n"));
+    assert_non_null(strstr(r.err, "    not classified: 140 bytes in 2 blocks\n"));
+    h_result_free(&r);
+    free(env);
+    free(prog);
+}
+
 /* A real program next to valgrind, every kind: sort. */
 static void sort_lost_blocks_as_valgrind(void **state)
 {
@@ -364,6 +390,7 @@ int main(void)
         T(exit_from_a_thread_scans_the_waiting_main_stack),
         T(dead_threads_stack_is_no_root),
         T(libc_caches_counted_apart_as_valgrind_frees_them),
+        T(foreign_allocator_leaves_blocks_unclassified),
         T(sort_lost_blocks_as_valgrind),
         T(kind_lines_survive_postproc_and_group),
         T(gate_fails_on_the_chosen_kinds),
