@@ -466,35 +466,40 @@ static void dead_thread_stacks(struct scan *s, const struct map *own)
 }
 
 /*
- * What valgrind's default --run-libc-freeres frees before it looks: glibc
- * keeps caches for the life of the process (stdio buffers, locales, NSS,
- * dlerror strings, the time zone, the stacks of ended threads) and frees
- * them in __libc_freeres, which valgrind calls at exit. The tracer does not
+ * What valgrind's default --run-libc-freeres and --run-cxx-freeres free
+ * before it looks: glibc keeps caches for the life of the process (stdio
+ * buffers, locales, NSS, dlerror strings, the time zone, the stacks of
+ * ended threads) and frees them in __libc_freeres, libstdc++ its emergency
+ * exception pool in __gnu_cxx::__freeres; valgrind calls both at exit. The tracer does not
  * free anything of the program's; it finds those blocks instead and gives
  * them a kind of their own, "libc" (never failing by default), so that the
  * four kinds count what valgrind counts:
- * - a second pass from glibc's own roots (libc's writable segments, its
- *   TLS, the TLS of ended threads) after the program's: what only glibc
+ * - a second pass from the runtime's own roots (the writable segments of
+ *   libc and libstdc++, libc's TLS, the TLS of ended threads) after the
+ *   program's: what only glibc
  *   reaches is glibc's, except a stdio stream the program left open (a
  *   FILE: freeres leaves it, valgrind calls it still reachable);
  * - the buffer of every stdio stream that _IO_unbuffer_all frees (used,
  *   buffered, not the user's), wherever pointers to it come from.
  */
-static FILE **io_list_all;
+/* glibc's list of open streams (exported, in its ABI since 2.2.5; linked,
+ * not looked up with dlsym, which at exit would reset the dlerror state). */
+extern FILE *_IO_list_all;
+static FILE **const io_list_all = &_IO_list_all;
+
 /* The scan knows glibc's allocator (its heap, its arenas, its chunk
  * headers): another one (jemalloc, tcmalloc preloaded) keeps pointers to
- * live blocks in metadata the scan would take for roots, so it is not
- * classified rather than wrongly. */
-static int glibc_malloc;
-
-void at_reach_init(void)
+ * live blocks in metadata the scan would take for roots, so it does not
+ * classify rather than classify wrongly. dladdr, unlike dlsym, leaves the
+ * dlerror state alone. */
+static int glibc_malloc(void)
 {
-    io_list_all = dlsym(RTLD_DEFAULT, "_IO_list_all");
     Dl_info info;
-    const char *base = dladdr((void *)at_real.malloc, &info) && info.dli_fname
-                           ? strrchr(info.dli_fname, '/') : NULL;
+    if (!dladdr((void *)at_real.malloc, &info) || !info.dli_fname)
+        return 0;
+    const char *base = strrchr(info.dli_fname, '/');
     base = base ? base + 1 : info.dli_fname;
-    glibc_malloc = base && (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0);
+    return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
 }
 
 static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
@@ -503,7 +508,8 @@ static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
     struct scan *s = arg;
     const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     base = base ? base + 1 : info->dlpi_name;
-    if (!base || (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-", 5) != 0))
+    if (!base || (strncmp(base, "libc.so", 7) != 0 && strncmp(base, "libc-", 5) != 0 &&
+                  strncmp(base, "libstdc++.so", 12) != 0))
         return 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -514,7 +520,7 @@ static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
             add_libc(s, (uintptr_t)info->dlpi_tls_data,
                      (uintptr_t)info->dlpi_tls_data + ph->p_memsz);
     }
-    return 1;
+    return 0;
 }
 
 static void libc_roots(struct scan *s)
@@ -940,20 +946,15 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
     return 0;
 }
 
-int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
+const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
 {
     memset(kind, AT_KIND_UNKNOWN, n);
     if (n == 0)
-        return 0;
-    if (!glibc_malloc) {
-        at_warn("the allocator is not glibc's: leak kinds are not written ",
-                "(every block alive at exit counts as not classified)", "");
-        return -1;
-    }
-    if (n >> 31) {
-        at_warn("too many live blocks to scan: leak kinds are not written", "", "");
-        return -1;
-    }
+        return NULL;
+    if (!glibc_malloc())
+        return "the allocator is not glibc's";
+    if (n >> 31)
+        return "too many live blocks";
     struct scan s = { 0 };
     size_t slots = 16;
     while (slots < 2 * n)
@@ -986,14 +987,11 @@ int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
         s.usable = at_real.usable_size;
         rc = classify(&s, all, n, kind);
     }
-    if (rc < 0)
-        at_warn("cannot scan memory for pointers to the live blocks (no memory, or no "
-                "/proc/self/maps): ", "leak kinds are not written", "");
     scratch_free(text, cap);
     scratch_free(b0, blen);
     scratch_free(t0, blen);
     scratch_free(s.stack, slen);
     scratch_free(s.maps, mlen);
     scratch_free(s.hash, hlen);
-    return rc;
+    return rc < 0 ? (len ? "no memory for the scan" : "/proc/self/maps cannot be read") : NULL;
 }

@@ -317,17 +317,15 @@ enum at_leak_kind {
     AT_KIND_REACHABLE,
     AT_KIND_LIBC,        /* glibc's own caches, which valgrind's freeres frees */
 };
-/* Looks up what the scan needs of glibc (at start-up: not dlsym at exit). */
-void at_reach_init(void) AT_HIDDEN;
 /* The stack pointer of the exiting thread in at_finish, and at_finish's
  * frame address: that frame holds the callee-saved registers. */
 extern uintptr_t at_exit_sp AT_HIDDEN;
 extern uintptr_t at_exit_frame AT_HIDDEN;
 /* Sets kind[i] for the block all[i] (any order) by scanning the roots and
- * the blocks. Returns 0, or -1 when it could not scan (no memory, no
- * /proc/self/maps, an allocator not glibc's), said in one line on stderr:
- * then every kind is AT_KIND_UNKNOWN. */
-int at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+ * the blocks. Returns NULL, or why it could not scan (no memory, no
+ * /proc/self/maps, an allocator not glibc's): then every kind is
+ * AT_KIND_UNKNOWN. */
+const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
