@@ -108,10 +108,10 @@ static void same_kinds(const summary *ours, const summary *v, int n)
                      ours->bytes[k], ours->blocks[k], v->bytes[k], v->blocks[k]);
 }
 
-/* The gate on args (the program, then its arguments) fails with `want` as
- * its summary, and valgrind, where installed, says the same. Returns the
- * report. */
-static char *judged_as(const char *const *args, const unsigned long long want[4][2])
+/* The gate on args (the program, then its arguments) exits with `status`
+ * and `want` as its summary, and valgrind, where installed, says the same.
+ * Returns the report. */
+static char *judged_as(const char *const *args, int status, const unsigned long long want[4][2])
 {
     const char *argv[16] = { h_path("scripts/alloctrace-check"), "--" };
     int n = 2;
@@ -119,7 +119,7 @@ static char *judged_as(const char *const *args, const unsigned long long want[4]
         argv[n++] = *a;
     argv[n] = NULL;
     h_result r = h_run(argv, NULL, NULL);
-    assert_int_equal(r.status, 1);
+    assert_int_equal(r.status, status);
     summary s = parse_summary(r.err);
     expect(&s, want);
     if (have_valgrind()) {
@@ -142,7 +142,7 @@ static void each_kind_counted_as_memcheck_counts_it(void **state)
                            "chain=5", NULL };
     const unsigned long long want[4][2] = { { 40 + 16 + 48 + 32, 4 }, { 200 + 48 + 4 * 32, 6 },
                                             { 64, 1 }, { 100, 1 } };
-    free(judged_as(args, want));
+    free(judged_as(args, 1, want));
     free(prog);
 }
 
@@ -156,7 +156,7 @@ static void cxx_string_and_heuristics_as_valgrind(void **state)
     char *prog = PROG("reach_cxx");
     const char *args[] = { prog, "string", "newarray", "multi", "lostarr", NULL };
     const unsigned long long want[4][2] = { { 32 + 32, 2 }, { 44, 1 }, { 0, 0 }, { 48 + 40, 2 } };
-    char *report = judged_as(args, want);
+    char *report = judged_as(args, 1, want);
     assert_non_null(strstr(report, "Leak of 44 byte(s) in 1 block(s) allocated from: "
                                    "[indirectly lost]\n"));
     free(report);
@@ -213,7 +213,7 @@ static void dead_threads_stack_is_no_root(void **state)
     char *prog = PROG("reach_kinds");
     const char *args[] = { prog, "joined", NULL };
     const unsigned long long want[4][2] = { { 88, 1 }, { 0, 0 }, { 0, 0 }, { 0, 0 } };
-    free(judged_as(args, want));
+    free(judged_as(args, 1, want));
     free(prog);
 }
 
@@ -226,18 +226,11 @@ static void libc_caches_counted_apart_as_valgrind_frees_them(void **state)
     (void)state;
     char *prog = PROG("reach_kinds");
     const char *args[] = { prog, "libc", NULL };
-    h_result r = gate("--", prog, "libc", NULL);
-    assert_int_equal(r.status, 0);
-    summary s = parse_summary(r.err);
-    assert_int_equal(s.blocks[0] + s.blocks[1] + s.blocks[2], 0);
-    assert_int_equal(s.blocks[3], 1);
-    assert_int_equal(s.bytes[3], sizeof(FILE) + 256);   /* glibc's locked_FILE */
-    assert_non_null(h_find_line(r.err, "^     libc's caches: [0-9,]+ bytes in [0-9]+ blocks$"));
-    if (have_valgrind()) {
-        summary v = valgrind_summary(args);
-        same_kinds(&s, &v, 4);
-    }
-    h_result_free(&r);
+    /* Still reachable: the FILE, glibc's locked_FILE around it. */
+    const unsigned long long want[4][2] = { { 0, 0 }, { 0, 0 }, { 0, 0 }, { sizeof(FILE) + 256, 1 } };
+    char *report = judged_as(args, 0, want);
+    assert_non_null(h_find_line(report, "^     libc's caches: [0-9,]+ bytes in [0-9]+ blocks$"));
+    free(report);
     free(prog);
 }
 
