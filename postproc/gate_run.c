@@ -15,7 +15,9 @@
  *   bytes"), written last at exit: without it, or with numbers that differ
  *   from what was read, the process died before it finished writing (a
  *   signal, _exit from a forked child that never flushed, a full disk).
- *   A full-mode trace must at least end with a whole line.
+ *   A full-mode trace must at least end with a whole line. A trace that
+ *   ends with the tracer's cut line (a signal, a full disk) is never
+ *   judged, whatever it holds: "the trace was cut (REASON)".
  * - Each trace gets its own trace model, resolver and stack table, freed
  *   after its leaks are handed over: memory stays bounded on a test suite
  *   of thousands of processes. The resolver's module cache is rebuilt per
@@ -234,17 +236,26 @@ static void collect_put(at_stage *self, const at_record *rec)
 
 static void collect_finish(at_stage *self) { (void)self; }
 
+/* The last cap-1 bytes of the trace, NUL-terminated, into buf; their
+ * length, or 0 when the file is empty or its last line is cut. */
+static size_t read_tail(int fd, char *buf, size_t cap)
+{
+    off_t size = lseek(fd, 0, SEEK_END);
+    off_t from = size > (off_t)cap - 1 ? size - (off_t)cap + 1 : 0;
+    ssize_t n = pread(fd, buf, cap - 1, from);
+    if (n <= 0 || buf[n - 1] != '\n')
+        return 0;
+    buf[n] = '\0';
+    return (size_t)n;
+}
+
 /* The tracer's leak summary at the end of a leaks-mode trace, summed over
  * resource types. Returns false when the trace does not end with one. */
 static bool read_leak_summary(int fd, uint64_t *blocks, uint64_t *bytes)
 {
     char buf[8192];
-    off_t size = lseek(fd, 0, SEEK_END);
-    off_t from = size > (off_t)sizeof buf - 1 ? size - (off_t)sizeof buf + 1 : 0;
-    ssize_t n = pread(fd, buf, sizeof buf - 1, from);
-    if (n <= 0 || buf[n - 1] != '\n')
+    if (!read_tail(fd, buf, sizeof buf))
         return false;
-    buf[n] = '\0';
     *blocks = *bytes = 0;
     bool found = false, tail_ok = true;
     for (char *line = buf, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
@@ -304,12 +315,35 @@ static bool leaks_mode(int fd)
     return yes;
 }
 
+/* The reason on the tracer's cut line ("## trace cut: REASON", written
+ * last when a signal ended the program or the disk was full), as a new
+ * string, or NULL when the trace does not end with one. */
+static char *cut_reason(int fd)
+{
+    char buf[512];
+    size_t n = read_tail(fd, buf, sizeof buf);
+    if (!n)
+        return NULL;
+    buf[n - 1] = '\0';
+    char *last = strrchr(buf, '\n');
+    last = last ? last + 1 : buf;
+    size_t plen = strlen(AT_CUT_PREFIX);
+    return strncmp(last, AT_CUT_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
+}
+
 /* Why the trace is not whole, or NULL. */
 static char *completeness(int fd, const at_trace *t, const collector *c)
 {
     char *why = NULL;
     if (!t->header.present)
         return strdup("empty or unreadable trace (no header line): the process died at start?");
+    char *cut = cut_reason(fd);
+    if (cut) {
+        if (asprintf(&why, "the trace was cut (%s)", cut) < 0)
+            why = NULL;
+        free(cut);
+        return why ? why : strdup("the trace was cut");
+    }
     if (leaks_mode(fd)) {
         uint64_t blocks, bytes;
         if (!read_leak_summary(fd, &blocks, &bytes)) {

@@ -24,9 +24,13 @@
  *   recognized as other record types will be interpreted as comments").
  * - A "## leak kind: K" line is no comment of its own: it gives the
  *   calls after it, up to the end of their block, their leak kind.
+ * - The tracer's cut line ("## trace cut: REASON") is kept as a comment
+ *   and is one warning: every result drawn from the trace is incomplete.
  * - A truncated last record (a partial last line, or a block without its
  *   blank line at the end) is dropped with one warning: its frame list may
- *   be cut short, and a wrong stack is worse than none.
+ *   be cut short, and a wrong stack is worse than none. It is no error
+ *   under --strict: a process killed while its trace was written leaves
+ *   exactly this.
  * - The bytes come through input.c (plain or zstd). Before any is read as
  *   a trace, the first line is judged: binary bytes, CR-only line ends or
  *   a line that is neither header nor record make the input no trace (one
@@ -461,6 +465,11 @@ static bool read_attachment(reader *r, const char *line, size_t len)
 
 static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
 {
+    if (is_prefix(text, len, AT_CUT_PREFIX)) {
+        size_t n = strlen(AT_CUT_PREFIX);
+        at_diag_warn(r->d, "%s:%llu: the trace was cut (%.*s): what is read from it is incomplete",
+                     r->d->file, (unsigned long long)line, (int)(len - n), text + n);
+    }
     if (is_prefix(text, len, AT_BUILD_ID_PREFIX)) {
         const char *p = text + strlen(AT_BUILD_ID_PREFIX);
         size_t n = len - strlen(AT_BUILD_ID_PREFIX);
@@ -889,13 +898,14 @@ static void at_eof(reader *r, bool partial)
     }
     if (partial || r->st == ST_CALLS || r->st == ST_FRAMES) {
         uint64_t line = r->st == ST_CALLS || r->st == ST_FRAMES ? r->block_line : r->lineno;
+        bool strict = r->d->strict;
+        r->d->strict = false; /* a warning even under --strict: see the top */
         if (r->st == ST_CALLS || r->st == ST_FRAMES)
             at_diag_input(r->d, line, "truncated last record (call %llu) dropped",
                           (unsigned long long)r->calls[r->ncalls - 1].call.index);
         else
             at_diag_input(r->d, line, "truncated last line dropped");
-        if (r->d->strict)
-            r->stop = true;
+        r->d->strict = strict;
         block_reset(r);
         flush_block_comments(r);
     }

@@ -199,3 +199,13 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
     return (size_t)(p - h);
 }
+
+/* A unit ends at a line start that is not a frame or an argument line
+ * (TAB) or the blank line that closes a record. */
+size_t at_unit_boundary(const char *p, size_t k, size_t n)
+{
+    for (size_t j = k; j > 0; j--)
+        if (p[j - 1] == '\n' && (j == n || (p[j] != '\t' && p[j] != '\n')))
+            return j;
+    return 0;
+}

@@ -1,5 +1,6 @@
 /*
- * preload/lifecycle.c: start-up, fork, exec, exit and fatal signals.
+ * preload/lifecycle.c: start-up, fork, exec, exit, quick_exit, and writing
+ * the trace when a signal ends the process.
  *
  * - Start-up runs at the first intercepted allocation, or in the
  *   constructor if none came before (another library's constructor, a
@@ -23,12 +24,16 @@
  *   only execs leaves no empty file) or runs untraced.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
- *   still recorded. _exit and _Exit are interposed to write first, since
- *   they skip destructors. Only the process the file belongs to writes: a
- *   vfork child shares our memory.
- * - Fatal signals (SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE), when the
- *   program has no handler of its own yet: write what is buffered with
- *   async-signal-safe calls, then re-raise with the default action.
+ *   still recorded. An exit handler registered before anyone else's (so it
+ *   runs after every other one, after the destructors too) seals the
+ *   writer: a thread still recording when the process ends must not be
+ *   stopped in the middle of a write. quick_exit runs no destructor: a
+ *   quick_exit handler, registered first too, finishes and seals. _exit
+ *   and _Exit are interposed to do the same. Only the process the file
+ *   belongs to writes: a vfork child shares our memory.
+ * - Signals that end the process (signals.c catches them): the trace is
+ *   written with async-signal-safe code, in leaks mode with the live
+ *   blocks, and ends with the cut line naming the signal.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -123,7 +128,7 @@ void at_finish(void)
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
             at_maps_refresh();
-            at_live_write();
+            at_live_write(0);
             at_writer_flush();
             at_state = AT_STATE_OFF;
         }
@@ -140,14 +145,57 @@ __attribute__((destructor)) static void at_fini(void)
     at_finish();
 }
 
+/* The last exit handler: nothing the program does is recorded after it. */
+static void at_seal(void *unused)
+{
+    (void)unused;
+    if (getpid() != my_pid)
+        return;
+    int saved = at_guard;
+    at_guard = 1;
+    at_writer_seal();
+    at_guard = saved;
+}
+
+static void at_quick_exit_handler(void)
+{
+    at_finish();
+    at_seal(NULL);
+}
+
+/* glibc: with no DSO handle the handler is not run at our dlclose (there
+ * is none) but in plain LIFO order at exit. */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+void at_finish_signal(int sig)
+{
+    /* (A vfork child shares our memory: it must not even take the flag.) */
+    static atomic_int once;
+    if (at_state != AT_STATE_ACTIVE || getpid() != my_pid)
+        return;
+    if (atomic_exchange(&once, 1)) {
+        /* Another thread is writing the trace and will end the process. */
+        for (;;)
+            pause();
+    }
+    at_guard = 1;
+    at_writer_emergency_flush();
+    if (at_cfg.leaks_mode && !atomic_exchange(&finished, 1))
+        at_live_write(1);
+    at_writer_cut_signal(sig);
+    at_state = AT_STATE_OFF;
+}
+
 static __attribute__((noreturn)) void exit_now(int status)
 {
     /* A signal handler that interrupted the tracer on this thread may call
      * _exit: the locks may be ours, so take the emergency path. */
-    if (at_guard && at_state == AT_STATE_ACTIVE && getpid() == my_pid)
+    if (at_guard && at_state == AT_STATE_ACTIVE && getpid() == my_pid) {
         at_writer_emergency_flush();
-    else
+    } else {
         at_finish();
+        at_seal(NULL);
+    }
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
@@ -295,41 +343,20 @@ static void fork_child(void)
 
 /* ---- signals ---------------------------------------------------------- */
 
-static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
-
-static void on_fatal(int sig)
-{
-    at_guard = 1;
-    if (at_state == AT_STATE_ACTIVE && getpid() == my_pid)
-        at_writer_emergency_flush();
-    /* SA_RESETHAND restored the default action; the signal is blocked
-     * until we return, then kills us (or the faulting instruction re-runs
-     * and does). */
-    raise(sig);
-}
-
 static void on_toggle(int sig)
 {
     (void)sig;
     at_enabled = !at_enabled;
 }
 
-static void install_signals(void)
+static void install_toggle(void)
 {
-    struct sigaction sa, old;
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_fatal;
-    sa.sa_flags = SA_RESETHAND | SA_ONSTACK;
+    sa.sa_handler = on_toggle;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof *fatal_signals; i++)
-        if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-            !(old.sa_flags & SA_SIGINFO))
-            sigaction(fatal_signals[i], &sa, NULL);
-    if (at_cfg.toggle_signal) {
-        sa.sa_handler = on_toggle;
-        sa.sa_flags = SA_RESTART;
-        sigaction(at_cfg.toggle_signal, &sa, NULL);
-    }
+    sigaction(at_cfg.toggle_signal, &sa, NULL);
 }
 
 /* ---- start-up ----------------------------------------------------------- */
@@ -377,9 +404,19 @@ void at_start(void)
     if (at_writer_open(my_pid, 0) < 0)
         goto off;
     at_maps_refresh();
+    /* Header and maps at once: after a SIGKILL, which nothing can catch,
+     * the file still names the process (leaks mode writes nothing else
+     * before exit). */
+    at_writer_flush();
     at_enabled = at_cfg.start_enabled;
-    install_signals();
+    if (at_cfg.toggle_signal)
+        install_toggle();
+    at_signals_install();
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    /* Registered before main, so they run after every handler of the
+     * program's own. */
+    __cxa_atexit(at_seal, NULL, NULL);
+    at_quick_exit(at_quick_exit_handler);
     at_state = AT_STATE_ACTIVE;
     at_guard = saved;
     atomic_store(&started, 2);

@@ -243,19 +243,74 @@ static int by_index(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every live block, from shadow.c and from the hash tables; NULL when
- * there is none or no memory. The tables stay locked while copied; the
- * shadow is read as it is (see shadow.c on threads still running). */
-static struct at_live_block *collect_all(size_t *n)
+/* In-place heap sort by index, for a signal handler: qsort may call
+ * malloc. (At exit qsort it is: its merge sort is faster on the runs of
+ * ascending indices that the shadow's address order yields.) */
+static void sift_down(struct at_live_block *a, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && block_index(&a[c + 1]) > block_index(&a[c]))
+            c++;
+        if (block_index(&a[i]) >= block_index(&a[c]))
+            return;
+        struct at_live_block t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+static void sort_by_index(struct at_live_block *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end > 1; end--) {
+        struct at_live_block t = a[0];
+        a[0] = a[end - 1];
+        a[end - 1] = t;
+        sift_down(a, 0, end - 1);
+    }
+}
+
+/* A stripe's lock; from a signal handler only tried for a while (the
+ * interrupted code may hold it): a stripe not got is left out. */
+static int lock_stripe(struct stripe *s, int emergency)
+{
+    if (!emergency)
+        return pthread_mutex_lock(&s->lock) == 0;
+    for (int i = 0; i < 100000; i++) {
+        if (pthread_mutex_trylock(&s->lock) == 0)
+            return 1;
+        __builtin_ia32_pause();
+    }
+    return 0;
+}
+
+/* Every live block, from shadow.c and from the hash tables, in a mapping
+ * of its own (*map_len bytes; NULL when there is none or no memory). The
+ * tables stay locked while copied; the shadow is read as it is (see
+ * shadow.c on threads still running). */
+static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergency)
 {
     size_t in_shadow = at_shadow_collect(NULL, 0), total = in_shadow;
+    int locked[STRIPES];
     for (int i = 0; i < STRIPES; i++) {
-        pthread_mutex_lock(&stripes[i].lock);
-        total += stripes[i].count;
+        locked[i] = lock_stripe(&stripes[i], emergency);
+        total += locked[i] ? stripes[i].count : 0;
     }
-    struct at_live_block *all = total ? at_real.malloc(total * sizeof *all) : NULL;
+    *map_len = total * sizeof(struct at_live_block);
+    struct at_live_block *all = NULL;
+    if (total) {
+        void *m = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        all = m == MAP_FAILED ? NULL : m;
+    }
     *n = all ? at_shadow_collect(all, in_shadow) : 0;
     for (int i = 0; i < STRIPES; i++) {
+        if (!locked[i])
+            continue;
         for (size_t k = 0; all && k < stripes[i].cap; k++)
             if (stripes[i].slots[k].id)
                 all[(*n)++] = stripes[i].slots[k];
@@ -295,30 +350,31 @@ static uint8_t *classify(const struct at_live_block *all, size_t n)
     return kind;
 }
 
-void at_live_write(void)
+/* Leak records go out in batches: through the shared buffer at exit,
+ * written at once from a signal handler. */
+static char batch[64 * 1024];
+static size_t batch_len;
+
+static void emit(uint64_t index, const char *body, size_t len, int emergency)
 {
-    size_t n, written = 0;
-    uint64_t bytes = 0;
-    struct at_live_block *all = collect_all(&n);
-    qsort(all, n, sizeof *all, by_index);
-    uint8_t *kind = classify(all, n);
-    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
-    for (size_t i = 0; i < n; i++) {
-        const struct at_live_block *b = &all[i];
-        const struct at_stack *st = b->stack;
-        struct at_event e = {
-            .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
-            .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
-            .frames = (void **)st->frames, .nframes = st->n,
-        };
-        if (kind)
-            at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
-        at_commit_indexed(block_index(b), buf, at_format_body(buf, &e));
-        bytes += e.size;
-        written++;
+    if (!emergency) {
+        at_commit_indexed(index, body, len);
+        return;
     }
-    at_real.free(all);
-    at_real.free(kind);
+    if (batch_len + len + 24 > sizeof batch) {
+        at_writer_direct(batch, batch_len, 1);
+        batch_len = 0;
+    }
+    char *p = batch + batch_len;
+    p += at_fmt_dec(p, index);
+    *p++ = '.';
+    *p++ = ' ';
+    memcpy(p, body, len);
+    batch_len = (size_t)(p + len - batch);
+}
+
+static void write_summary(size_t written, uint64_t bytes, int emergency)
+{
     char s[256], *p = s;
     const char l1[] = "# Resource - " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC "):\n# ";
     memcpy(p, l1, sizeof l1 - 1);
@@ -330,7 +386,48 @@ void at_live_write(void)
     p += at_fmt_dec(p, bytes);
     memcpy(p, " bytes\n", 7);
     p += 7;
-    at_append_raw(s, (size_t)(p - s));
+    if (!emergency) {
+        at_append_raw(s, (size_t)(p - s));
+        return;
+    }
+    if (batch_len)
+        at_writer_direct(batch, batch_len, 1);
+    batch_len = 0;
+    at_writer_direct(s, (size_t)(p - s), 0);
+}
+
+void at_live_write(int emergency)
+{
+    size_t n, written = 0, map_len;
+    uint64_t bytes = 0;
+    struct at_live_block *all = collect_all(&n, &map_len, emergency);
+    if (emergency)
+        sort_by_index(all, n);
+    else if (n)
+        qsort(all, n, sizeof *all, by_index);
+    /* The scan reads /proc/self/maps and calls backtrace(), which a
+     * signal handler must not: blocks written from one carry no kind. */
+    uint8_t *kind = emergency ? NULL : classify(all, n);
+    /* static: a signal handler may run on a small alternate stack */
+    static char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
+    for (size_t i = 0; i < n; i++) {
+        const struct at_live_block *b = &all[i];
+        const struct at_stack *st = b->stack;
+        struct at_event e = {
+            .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
+            .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
+            .frames = (void **)st->frames, .nframes = st->n,
+        };
+        if (kind)
+            at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
+        emit(block_index(b), buf, at_format_body(buf, &e), emergency);
+        bytes += e.size;
+        written++;
+    }
+    if (all)
+        munmap(all, map_len);
+    at_real.free(kind);
+    write_summary(written, bytes, emergency);
 }
 
 void at_live_fork_prepare(void)

@@ -28,6 +28,15 @@
  *   descriptor may lie above the limit).
  * - A forked child closes the parent's descriptor only if it is still the
  *   trace (the program may have dup2'd its own file there by a raw call).
+ * - A write that fails (disk full, quota, I/O error) or would pass the
+ *   file size limit (RLIMIT_FSIZE, checked first, so the tracer never
+ *   earns the program a SIGXFSZ) ends the trace: the file is truncated
+ *   back to its last whole record and gets one last line, AT_CUT_PREFIX +
+ *   the reason; one line on stderr says so, nothing more is written and
+ *   tracing stops while the program runs on. When even that line does not
+ *   fit, the last records make room for it (read back: the descriptor is
+ *   opened for reading too). A signal that ends the program gets its cut
+ *   line the same way (at_outfd_cut).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,7 +97,7 @@ static void keep(int fd)
 /* Opens the trace for one write; see the top comment for the limit. */
 static int open_for_write(void)
 {
-    int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
+    int flags = O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
     int fd = open(out_path, flags);
     if (fd >= 0 || errno != EMFILE)
         return fd;
@@ -114,7 +123,7 @@ int at_outfd_create(const char *path, int numbered)
         return -1;
     }
     memcpy(out_path, path, plen + 1);
-    int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
+    int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC;
     int fd = open(out_path, flags, 0644);
     /* With follow-exec an exec'd program keeps the pid, so a taken name
      * gets a ".N" suffix instead of failing. */
@@ -153,7 +162,7 @@ static int kept_fd(void)
     int fd = atomic_load(&out_fd);
     if (fd >= 0 && is_trace(fd))
         return fd;
-    fd = open(out_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    fd = open(out_path, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         atomic_store(&out_fd, -1);
         at_warn(out_path, ": cannot reopen the trace: ", strerror(errno));
@@ -164,9 +173,105 @@ static int kept_fd(void)
     return transient ? open_for_write() : atomic_load(&out_fd);
 }
 
+/* ---- a trace cut short ------------------------------------------------- */
+
+static int cut;          /* the cut line is written: nothing more */
+#define CUT_ROOM 128     /* room kept for the cut line */
+
+static const char *errno_reason(int e)
+{
+    switch (e) {
+    case ENOSPC: return "no space left on device";
+    case EDQUOT: return "disk quota exceeded";
+    case EFBIG: return "the file is too large";
+    case EIO: return "input/output error";
+    default: return "write error";
+    }
+}
+
+/* Room the file size limit leaves after `size` bytes. */
+static size_t room_under_limit(off_t size)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return SIZE_MAX;
+    return rl.rlim_cur > (rlim_t)size ? (size_t)(rl.rlim_cur - (rlim_t)size) : 0;
+}
+
+/* Makes room for the cut line on a full disk: truncates the file back to
+ * a record boundary at least CUT_ROOM bytes before its end. */
+static int drop_last_units(int fd, off_t size)
+{
+    char tail[4096];
+    off_t from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
+    ssize_t got = pread(fd, tail, sizeof tail, from);
+    if (got <= CUT_ROOM)
+        return 0;
+    size_t keep = at_unit_boundary(tail, (size_t)got - CUT_ROOM, (size_t)got);
+    return keep > 0 && ftruncate(fd, from + (off_t)keep) == 0;
+}
+
+/* Appends the cut line whole or not at all, and stops writing for good;
+ * async-signal-safe. `warn`: one line on stderr too. */
+static void put_cut_line(int fd, const char *reason, const char *detail, int warn)
+{
+    char line[CUT_ROOM];
+    size_t n = 0;
+    const char *parts[] = { AT_CUT_PREFIX, reason, detail };
+    for (size_t i = 0; i < 3; i++)
+        for (const char *q = parts[i]; *q && n < sizeof line - 1; q++)
+            line[n++] = *q;
+    line[n++] = '\n';
+    for (int attempt = 0; fd >= 0 && attempt < 2; attempt++) {
+        struct stat st;
+        if (fstat(fd, &st) != 0 || write(fd, line, n) == (ssize_t)n)
+            break;
+        (void)!ftruncate(fd, st.st_size);   /* no half line */
+        if (attempt == 0 && !drop_last_units(fd, st.st_size))
+            break;
+    }
+    cut = 1;
+    at_state = AT_STATE_OFF;
+    if (warn)
+        at_warn(out_path, ": trace cut, the program runs on untraced: ", reason);
+}
+
+/* Writes p[0..n), whole records, to fd (the kept one re-read before each
+ * write: a signal handler on this thread may have moved it), or cuts the
+ * trace at a record boundary. Returns 0 when all of it was written. */
+static int write_or_cut(int fd, int kept, const char *p, size_t n)
+{
+    struct stat st;
+    off_t start = fstat(fd, &st) == 0 ? st.st_size : 0;
+    size_t room = room_under_limit(start), take = n, done = 0;
+    if (room < n + CUT_ROOM)
+        take = at_unit_boundary(p, room > CUT_ROOM ? room - CUT_ROOM : 0, n);
+    while (done < take) {
+        if (kept && (fd = atomic_load(&out_fd)) < 0)
+            return -1;
+        ssize_t w = write(fd, p + done, take - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            /* Back to a boundary, with room freed for the cut line. */
+            size_t keep = at_unit_boundary(p, done > CUT_ROOM ? done - CUT_ROOM : 0, n);
+            const char *why = errno_reason(w < 0 ? errno : ENOSPC);
+            if (keep < done && ftruncate(fd, start + (off_t)keep) != 0)
+                fd = -1;   /* no cut line glued to a cut record */
+            put_cut_line(fd, why, "", 1);
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    if (take == n)
+        return 0;
+    put_cut_line(fd, "the file size limit (RLIMIT_FSIZE) is reached", "", 1);
+    return -1;
+}
+
 int at_outfd_write(const char *p, size_t n)
 {
-    if (!out_path[0])
+    if (!out_path[0] || cut)
         return -1;
     pthread_mutex_lock(&fd_lock);
     int fd = transient ? open_for_write() : kept_fd();
@@ -177,28 +282,24 @@ int at_outfd_write(const char *p, size_t n)
         at_warn(out_path, ": cannot open the trace to write it, records are lost: ",
                 strerror(errno));
     }
-    int rc = fd < 0 ? -1 : 0;
-    while (fd >= 0 && n > 0) {
-        /* A signal handler on this thread may have moved the trace
-         * (dup2 onto it): write to where it is now. */
-        if (kept && (fd = atomic_load(&out_fd)) < 0) {
-            rc = -1;
-            break;
-        }
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = -1;
-            break;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
+    int rc = fd < 0 || cut ? -1 : write_or_cut(fd, kept, p, n);
     if (fd >= 0 && !kept)
         __close(fd);
     pthread_mutex_unlock(&fd_lock);
     return rc;
+}
+
+void at_outfd_cut(const char *reason, const char *detail)
+{
+    if (!out_path[0] || cut)
+        return;
+    pthread_mutex_lock(&fd_lock);
+    int fd = transient ? open_for_write() : kept_fd();
+    if (fd >= 0 && !cut)
+        put_cut_line(fd, reason, detail, 0);
+    if (fd >= 0 && transient)
+        __close(fd);
+    pthread_mutex_unlock(&fd_lock);
 }
 
 void at_outfd_fork_prepare(void)

@@ -11,7 +11,8 @@
  * close family; tzoffset.c finds the local UTC offset;
  * maps.c turns loaded objects into map lines; live.c keeps the live blocks
  * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
- * exec, exit and fatal signals; config.c reads the environment.
+ * exec and exit, and writes the trace when a signal ends the process;
+ * signals.c catches those signals; config.c reads the environment.
  */
 #ifndef AT_PRELOAD_TRACER_H
 #define AT_PRELOAD_TRACER_H
@@ -176,9 +177,17 @@ void at_append_raw(const char *text, size_t len) AT_HIDDEN;
  * header and the resource registry. Returns -1 with one line on stderr. */
 int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
-void at_writer_emergency_flush(void) AT_HIDDEN;  /* from a signal handler */
-void at_writer_unbuffered(void) AT_HIDDEN;
-void at_writer_before_exec(void) AT_HIDDEN;       /* after exit: write each record at once */
+void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
+void at_writer_before_exec(void) AT_HIDDEN;
+/* The end of the process: writes what is buffered, then nothing more. */
+void at_writer_seal(void) AT_HIDDEN;
+/* From a handler of a signal that ends the process, async-signal-safe:
+ * writes what is buffered and whole and seals the writer; then
+ * at_writer_direct writes text at once (record: a leak record, else the
+ * summary) and at_writer_cut_signal ends the trace with the cut line. */
+void at_writer_emergency_flush(void) AT_HIDDEN;
+void at_writer_direct(const char *text, size_t len, int record) AT_HIDDEN;
+void at_writer_cut_signal(int sig) AT_HIDDEN;
 void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
@@ -188,8 +197,12 @@ void at_writer_close(void) AT_HIDDEN;
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
  * gets ".N"). Returns -1 with one line on stderr. */
 int at_outfd_create(const char *path, int numbered) AT_HIDDEN;
-/* Appends n bytes to the trace; -1 when they could not all be written. */
+/* Appends n bytes (whole records) to the trace; -1 when they could not
+ * all be written: then the trace is cut (see outfd.c) and tracing off. */
 int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
+/* Ends the trace with the cut line AT_CUT_PREFIX reason detail;
+ * async-signal-safe. Nothing is written after it. */
+void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
@@ -208,6 +221,9 @@ size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
 struct tm;
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                         pid_t pid) AT_HIDDEN;
+/* The end of the last whole unit (record, map line, header line) in
+ * p[0..k), for text p[0..n) of whole units; 0 when there is none. */
+size_t at_unit_boundary(const char *p, size_t k, size_t n) AT_HIDDEN;
 /* Decimal and lower-case hex without leading zeros; return the length. */
 size_t at_fmt_dec(char *p, uint64_t v) AT_HIDDEN;
 size_t at_fmt_hex(char *p, uint64_t v) AT_HIDDEN;
@@ -276,10 +292,11 @@ int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */
 void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
 /* Appends the live blocks in index order, each after its leak kind line
- * (reach.c), and the leak summary. For the exit path only: the scan reads
- * /proc/self/maps and calls backtrace(), which a fatal-signal handler
- * must not. */
-void at_live_write(void) AT_HIDDEN;
+ * (reach.c), and the leak summary. With `emergency` (a signal handler)
+ * async-signal-safe, written through at_writer_direct and without kinds:
+ * the scan reads /proc/self/maps and calls backtrace(), which a
+ * fatal-signal handler must not. */
+void at_live_write(int emergency) AT_HIDDEN;
 /* A block's size (unpacked). */
 uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;
 /* Hands every range of the live-block tables (here and in shadow.c) to
@@ -330,12 +347,20 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
 
+/* ---- signals.c --------------------------------------------------------- */
+/* Catches the signals that end the process while the program leaves them
+ * at SIG_DFL; sigaction()/signal() still show the program SIG_DFL. */
+void at_signals_install(void) AT_HIDDEN;
+
 /* ---- lifecycle.c ------------------------------------------------------- */
 /* Starts the tracer, once: from the first intercepted allocation or the
  * constructor, whichever comes first. */
 void at_start(void) AT_HIDDEN;
 /* Writes everything the run holds: leaks, buffers. Idempotent. */
 void at_finish(void) AT_HIDDEN;
+/* From the handler of signal `sig`, which is about to end the process:
+ * writes the trace (leaks mode: the live blocks) and the cut line. */
+void at_finish_signal(int sig) AT_HIDDEN;
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
 
 #endif

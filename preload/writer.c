@@ -27,7 +27,9 @@
  *
  * Only whole records are ever written: a buffer is written only once all
  * its reservations are complete, so whatever was written - at a flush, by
- * a fatal-signal handler, before a SIGKILL - ends with a whole record.
+ * a signal handler, before a SIGKILL - ends with a whole record (a SIGKILL
+ * in the middle of a write(2) is another matter: docs/tracer.md). A write
+ * that fails ends the trace with a cut line (outfd.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -78,7 +80,10 @@ uint64_t at_now_us(void)
 
 /* ---- the output (outfd.c keeps the descriptor) ------------------------- */
 
-static void write_all(const char *p, size_t n)
+static int sealed;   /* the process is ending: see at_writer_seal */
+
+/* Writes p[0..n), whole records, creating a forked child's file first. */
+static void write_out(const char *p, size_t n)
 {
     if (n == 0)
         return;
@@ -90,6 +95,13 @@ static void write_all(const char *p, size_t n)
         }
     }
     at_outfd_write(p, n);
+}
+
+/* Every write but the last ones of an ending process (at_writer_seal). */
+static void write_all(const char *p, size_t n)
+{
+    if (!sealed)
+        write_out(p, n);
 }
 
 /* ---- the shared buffer ------------------------------------------------- */
@@ -111,7 +123,7 @@ static void write_all(const char *p, size_t n)
 struct slot {
     atomic_int busy;      /* 0, or 1 + the buffer being written into */
     atomic_int taken;
-    size_t off, len;      /* the reservation, for the fatal-signal flush */
+    size_t off, len;      /* the reservation, for the signal flush */
 } __attribute__((aligned(64)));
 #define NSLOTS 1024
 static struct slot *slots;
@@ -274,7 +286,7 @@ void at_commit(const char *body, size_t len, uint64_t time_us)
     size_t n = dec_len(idx) + 2 + len;
     int b = cur;
     size_t off = buf_len;
-    /* Marked busy before the length covers it: a fatal signal on this
+    /* Marked busy before the length covers it: a signal on this
      * thread in between must not write the uncopied bytes. */
     sl->off = off;
     sl->len = n;
@@ -457,92 +469,153 @@ void at_writer_flush(void)
     unlock_ev();
 }
 
-/* Before an exec: a forked child whose file does not exist yet drops its
- * few events between fork and exec instead of creating a file for them
- * (a shell or make would otherwise leave one file per command it runs). */
+/* Before an exec: nothing to do for a forked child whose file does not
+ * exist yet. If the exec succeeds its events vanish with its image and no
+ * file is left (a shell or make would otherwise leave one per command);
+ * if it fails, the child runs on and its file, header first, is written
+ * as for any child. */
 void at_writer_before_exec(void)
 {
     if (!bufs[0] || getpid() != out_pid)
         return;
     lock_ev();
-    if (open_pending) {
-        wait_complete(cur);
-        buf_len = 0;
-        records = 0;
-    } else {
+    if (!open_pending)
         flush_locked();
-    }
     unlock_ev();
 }
 
+/* After the destructor. A forked child with nothing but its header still
+ * leaves no file. */
 void at_writer_unbuffered(void)
 {
     lock_ev();
     unbuffered = 1;
-    if (buf_len)
+    if (buf_len && !(open_pending && records == 0))
         swap_and_write();
     unlock_ev();
 }
 
-/* From a fatal-signal handler: the locks may be held by this thread (a
- * crash inside the tracer) or by a thread that will never run again, so
- * try them for a bounded time and write what is whole either way. Only
- * async-signal-safe calls (write, fstat, open) are made. */
-static int try_lock_bounded(pthread_mutex_t *m)
+/*
+ * The last thing before the process ends (exit handlers have run, or
+ * _exit, quick_exit): writes what is buffered and keeps both locks for
+ * good. A thread still recording then waits for the end of the process
+ * instead of being stopped by it in the middle of a write(2), which would
+ * cut the trace inside a record (the kernel ends a write at a page
+ * boundary for a thread being killed).
+ */
+void at_writer_seal(void)
 {
-    for (int i = 0; i < 100000; i++) {
-        if (pthread_mutex_trylock(m) == 0)
-            return 1;
-        __builtin_ia32_pause();
-    }
-    return 0;
+    if (!bufs[0] || getpid() != out_pid || holds_ev || sealed)
+        return;
+    lock_ev();
+    flush_locked();
+    pthread_mutex_lock(&wr_lock);
+    sealed = 1;
+    /* Off, or this thread would wait for itself at its next record. */
+    at_state = AT_STATE_OFF;
 }
 
+/* From a signal handler: the locks may be held by this thread (a crash
+ * inside the tracer) or by a thread that will never run again, so try
+ * them for a bounded time and write what is whole either way. Only
+ * async-signal-safe calls (write, fstat, open, clock_gettime) are made. */
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static int try_lock_bounded(pthread_mutex_t *m, uint64_t limit_us)
+{
+    uint64_t until = mono_us() + limit_us;
+    for (unsigned i = 0;; i++) {
+        if (pthread_mutex_trylock(m) == 0)
+            return 1;
+        if (i % 1024 == 0 && mono_us() > until)
+            return 0;
+        __builtin_ia32_pause();
+    }
+}
+
+/*
+ * Writes what is buffered and whole, from a handler of a signal that ends
+ * the process (or _exit called from one). The locks it gets are kept and
+ * the writer is sealed: whatever other threads still record is not
+ * written, so the trace ends with what this function, the leak records of
+ * at_writer_direct and the cut line put there. A write by another thread
+ * in progress is waited for (up to a second); the reservation this thread
+ * was interrupted in is left out (its index goes missing).
+ */
 void at_writer_emergency_flush(void)
 {
-    if (!bufs[0])
+    if (!bufs[0] || sealed)
         return;
-    int got_ev = holds_ev ? 0 : try_lock_bounded(&ev_lock);
-    if (got_ev)
+    if (!holds_ev && try_lock_bounded(&ev_lock, 1000000))
         holds_ev = 1;
-    int got_wr = try_lock_bounded(&wr_lock);
-    if (!(open_pending && records == 0)) {
-        /* Only whole records: wait (bounded) for the other threads'
-         * reservations to complete; this thread's own, if the signal
-         * interrupted one, is left out (its index goes missing). */
-        int b = cur;
-        size_t n = buf_len, own = 0, own_off = 0;
-        struct slot *me = my_slot;
-        if (me && atomic_load_explicit(&me->busy, memory_order_relaxed) == b + 1) {
-            own = me->len;
-            own_off = me->off;
-        }
-        int complete = 1;
-        for (size_t i = 0; slots && i < NSLOTS && complete; i++) {
-            if (&slots[i] == me)
-                continue;
-            int k = 0;
-            while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
-                   ++k < 100000)
-                __builtin_ia32_pause();
-            if (k == 100000)
-                complete = 0;
-        }
-        if (complete) {
-            if (own) {
-                write_all(bufs[b], own_off);
-                write_all(bufs[b] + own_off + own, n - own_off - own);
-            } else {
-                write_all(bufs[b], n);
-            }
-            /* Nothing more goes into this buffer: the process dies. */
-            buf_len = 0;
-        }
+    try_lock_bounded(&wr_lock, 1000000);
+    sealed = 1;
+    if (open_pending && records == 0)
+        return;
+    int b = cur;
+    size_t n = buf_len, own = 0, own_off = 0;
+    struct slot *me = my_slot;
+    if (me && atomic_load_explicit(&me->busy, memory_order_relaxed) == b + 1) {
+        own = me->len;
+        own_off = me->off;
     }
-    if (got_wr)
-        pthread_mutex_unlock(&wr_lock);
-    if (got_ev)
-        unlock_ev();
+    for (size_t i = 0; slots && i < NSLOTS; i++) {
+        if (&slots[i] == me)
+            continue;
+        int k = 0;
+        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
+               ++k < 100000)
+            __builtin_ia32_pause();
+        if (k == 100000)
+            return;   /* a copy that never ends: write nothing torn */
+    }
+    if (own) {
+        write_out(bufs[b], own_off);
+        write_out(bufs[b] + own_off + own, n - own_off - own);
+    } else {
+        write_out(bufs[b], n);
+    }
+    buf_len = 0;
+}
+
+/* After at_writer_emergency_flush: text written at once (leaks mode's
+ * records and summary). A forked child whose file does not exist yet
+ * creates it, header first, for its first record; a summary alone (no
+ * leaks) leaves no file. */
+void at_writer_direct(const char *text, size_t len, int record)
+{
+    if (open_pending && records == 0 && !record)
+        return;
+    records = 1;
+    if (buf_len) {
+        write_out(bufs[cur], buf_len);
+        buf_len = 0;
+    }
+    write_out(text, len);
+}
+
+/* After at_writer_emergency_flush: ends the trace with the cut line. */
+void at_writer_cut_signal(int sig)
+{
+    char detail[48], *p = detail;
+    const char *abbrev = sigabbrev_np(sig);
+    *p++ = ' ';
+    p += at_fmt_dec(p, (uint64_t)sig);
+    if (abbrev) {
+        memcpy(p, " (SIG", 5);
+        p += 5;
+        for (size_t i = 0; abbrev[i] && i < 16; i++)
+            *p++ = abbrev[i];
+        *p++ = ')';
+    }
+    *p = '\0';
+    if (!open_pending)   /* pending: no file, and none for a line alone */
+        at_outfd_cut("killed by signal", detail);
 }
 
 void at_writer_close(void)

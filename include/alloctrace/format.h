@@ -39,6 +39,9 @@
 #define AT_ATTACH_PREFIX   "& "           /* "& NAME : PATH" */
 #define AT_TEMP_COMMENT    "# "           /* dropped by readers */
 #define AT_ALLOC_SUMMARY   "# allocation summary: "
+/* The tracer's last line when it could not write the whole trace: a
+ * signal ended the program, the disk was full, ... (docs/TEXT_FORMAT.md). */
+#define AT_CUT_PREFIX      "## trace cut: "
 
 /* Leaks mode: a persistent comment before a leaked block's call line (or
  * before a compressed group's first one) giving memcheck's leak kind of

@@ -47,6 +47,7 @@ struct t_trace {
     int leak_summary;       /* "# N block(s) leaked ..." seen */
     uint64_t leak_blocks, leak_bytes;
     int complete;           /* ended with a whole record (blank line) */
+    char cut[128];          /* the reason on a last "## trace cut: " line */
     char error[256];
 };
 
@@ -152,6 +153,8 @@ static inline int t_parse(const char *text, struct t_trace *t)
         line[len] = '\0';
         p = nl + 1;
         lineno++;
+        if (t->cut[0])
+            return t_fail(t, lineno, "a line after the cut line");
         if (lineno == 1) {
             if (strncmp(line, "version=2.0, ", 13) != 0)
                 return t_fail(t, 1, "header does not start with version=2.0");
@@ -207,6 +210,8 @@ static inline int t_parse(const char *text, struct t_trace *t)
                 return t_fail(t, lineno, "bad map range");
             t->maps = realloc(t->maps, (t->nmaps + 1) * sizeof *t->maps);
             t->maps[t->nmaps++] = m;
+        } else if (strncmp(line, "## trace cut: ", 14) == 0) {
+            t_copy(t->cut, sizeof t->cut, line + 14, len - 14);
         } else if (line[0] == '#') {
             unsigned long long blocks, bytes;
             if (sscanf(line, "# %llu block(s) leaked with total size of %llu bytes", &blocks, &bytes) == 2) {
