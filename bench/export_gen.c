@@ -26,18 +26,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char **stacks = calloc(nstacks, sizeof *stacks);
-    for (unsigned long s = 0; s < nstacks; s++) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&text, &len);
-        struct shape_frame f[SHAPE_MAX_DEPTH];
-        unsigned depth = shape_stack(s, f);
-        for (unsigned i = 0; i < depth; i++)
-            fprintf(m, "\t0x%llx fn%u() at /src/mod%u/file%u.c:%u\n", (unsigned long long)f[i].addr,
-                    f[i].fn, f[i].module, f[i].file, f[i].line);
-        fclose(m);
-        stacks[s] = text;
-    }
+    for (unsigned long s = 0; s < nstacks; s++)
+        stacks[s] = shape_stack_text(s);
     printf("version=2.0, arch=x86_64, timestamp=2026.11.22 10:00:00, process=bench, pid=1, "
            "filter=resolve, origin=alloctrace 0.1.0, \n<1> : memory (memory allocation in bytes)\n"
            ": /usr/bin/bench => 0x400000-0x600000\n");

@@ -10,6 +10,7 @@
 #define BENCH_EXPORT_SHAPE_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define SHAPE_MAX_DEPTH 20
 
@@ -56,6 +57,22 @@ static struct shape_call shape_call(unsigned long nstacks)
     uint64_t r = rnd();
     return (struct shape_call){ r % 4 ? r % (nstacks / 8 + 1) : r % nstacks, fns[(r >> 20) % 4],
                                 16 + (r >> 32) % 4096 };
+}
+
+/* Stack number `s` as a trace writes it: "\t0xADDR fnN() at FILE:LINE\n"
+ * per frame, innermost first. Returns a malloc'ed string. */
+static inline char *shape_stack_text(unsigned long s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    struct shape_frame f[SHAPE_MAX_DEPTH];
+    unsigned depth = shape_stack(s, f);
+    for (unsigned i = 0; i < depth; i++)
+        fprintf(m, "\t0x%llx fn%u() at /src/mod%u/file%u.c:%u\n", (unsigned long long)f[i].addr,
+                f[i].fn, f[i].module, f[i].file, f[i].line);
+    fclose(m);
+    return text;
 }
 
 #endif

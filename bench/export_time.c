@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "export.h"
-#include "export_shape.h"
+#include "shape_intern.h"
 
 static double now(void)
 {
@@ -35,18 +35,8 @@ int main(int argc, char **argv)
     }
     at_stack_table *t = at_stacks_new();
     const at_stack **stacks = calloc(nstacks, sizeof *stacks);
-    for (size_t s = 0; s < nstacks; s++) {
-        struct shape_frame f[SHAPE_MAX_DEPTH];
-        at_frame frames[SHAPE_MAX_DEPTH];
-        char texts[SHAPE_MAX_DEPTH][96];
-        unsigned depth = shape_stack(s, f);
-        for (unsigned i = 0; i < depth; i++) {
-            snprintf(texts[i], sizeof texts[i], "fn%u() at /src/mod%u/file%u.c:%u", f[i].fn,
-                     f[i].module, f[i].file, f[i].line);
-            frames[i] = (at_frame){ f[i].addr, texts[i] };
-        }
-        stacks[s] = at_stacks_intern(t, frames, depth);
-    }
+    for (size_t s = 0; s < nstacks; s++)
+        stacks[s] = shape_intern(t, s);
     at_sample *samples = calloc(n, sizeof *samples);
     for (size_t i = 0; i < n; i++) {
         struct shape_call k = shape_call(nstacks);
@@ -61,7 +51,7 @@ int main(int argc, char **argv)
     double t2 = now();
     at_export_webgrind(null, p, &meta);
     double t3 = now();
-    at_export_folded(null, p, AT_COST_BYTES);
+    at_export_folded(null, p, AT_COST_BYTES, false);
     double t4 = now();
     printf("profile %.3f\ncallgrind %.3f\nwebgrind %.3f\nfolded %.3f\n", t1 - t0, t2 - t1,
            t3 - t2, t4 - t3);
