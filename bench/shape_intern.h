@@ -7,9 +7,17 @@
 #define BENCH_SHAPE_INTERN_H
 
 #include <stdio.h>
+#include <time.h>
 
 #include "export_shape.h"
 #include "stack.h"
+
+static inline double shape_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static inline const at_stack *shape_intern(at_stack_table *t, unsigned long s)
 {

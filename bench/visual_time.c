@@ -19,24 +19,12 @@
 #include "shape_intern.h"
 #include "visual_shape.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fputs("usage: visual_time EVENTS STACKS\n", stderr);
-        return 2;
-    }
-    unsigned long n = strtoul(argv[1], NULL, 10), nstacks = strtoul(argv[2], NULL, 10);
-    if (!n || !nstacks) {
-        fputs("visual_time: EVENTS and STACKS must be positive\n", stderr);
-        return 2;
-    }
+    unsigned long n, nstacks;
+    int status = shape_args(argc, argv, "usage: visual_time EVENTS STACKS", &n, &nstacks);
+    if (status >= 0)
+        return status;
     at_trace *t = at_trace_new();
     t->header.process = strdup("bench");
     const at_stack **stacks = calloc(nstacks, sizeof *stacks);
@@ -48,7 +36,7 @@ int main(int argc, char **argv)
     size_t nsamples = 0;
     static struct visual_state v;
     at_analyzer *a = at_analyzer_new(false);
-    double t0 = now();
+    double t0 = shape_now();
     for (unsigned long c = 1; c <= n; c++) {
         struct visual_event e = visual_next(&v, c, nstacks);
         at_call call = { .index = c, .has_time = true, .time_us = 36000000000ull + c,
@@ -62,16 +50,16 @@ int main(int argc, char **argv)
         at_analyzer_call(a, &call);
     }
     const at_analysis *an = at_analyzer_finish(a, t);
-    double t1 = now();
+    double t1 = shape_now();
     FILE *null = fopen("/dev/null", "w");
     at_export_html(null, an, t, false, AT_HTML_TOP);
-    double t2 = now();
+    double t2 = shape_now();
     at_profile *p = at_profile_build(samples, nsamples, NULL, names);
-    double t3 = now();
+    double t3 = shape_now();
     at_export_folded(null, p, AT_COST_BYTES, false);
-    double t4 = now();
+    double t4 = shape_now();
     at_export_flamegraph(null, p, NULL, AT_COST_BYTES, false);
-    double t5 = now();
+    double t5 = shape_now();
     printf("analysis %.4f\nhtml %.4f\nprofile %.4f\nfolded %.4f\nflamegraph %.4f\n", t1 - t0,
            t2 - t1, t3 - t2, t4 - t3, t5 - t4);
     fclose(null);
