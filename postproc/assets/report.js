@@ -109,15 +109,21 @@
     }
     function X(v) { return L + (W - L - R) * v / xmax; }
     function Y(v) { return T + (H - T - B) * (1 - v / ymax); }
-    function axisLabel(v) { return D.series.by_time ? duration(Math.round(v)) : "#" + int(Math.round(v)); }
+    // the axis counts from the first call; labels name the call itself
+    function axisLabel(v) {
+      return D.series.by_time ? duration(Math.round(v)) : "call " + int(S.first_index + Math.round(v));
+    }
     var g = svg("svg", { id: "chart", viewBox: "0 0 " + W + " " + H, role: "img",
                          "aria-label": "live bytes over " + (D.series.by_time ? "time" : "call index") });
+    var lastLabel = "";
     for (var k = 0; k <= 4; k++) {
-      var yv = ymax * k / 4, xv = xmax * k / 4;
+      var yv = ymax * k / 4, xv = xmax * k / 4, label = axisLabel(xv);
       g.appendChild(svg("line", { x1: L, x2: W - R, y1: Y(yv), y2: Y(yv), "class": "grid" }));
       g.appendChild(svg("text", { x: L - 6, y: Y(yv) + 4, "text-anchor": "end" }, bytes(Math.round(yv))));
+      if (label === lastLabel) continue; // a short run: no tick twice
+      lastLabel = label;
       g.appendChild(svg("text", { x: X(xv), y: H - B + 18, "text-anchor": k ? (k === 4 ? "end" : "middle") : "start" },
-                        axisLabel(xv)));
+                        label));
     }
     // allocation rate: bars at the bottom, on their own scale
     var bars = "";

@@ -352,6 +352,69 @@ static void html_of_a_leaks_only_trace_says_it_has_no_time_series(void **state)
     free(leaks);
 }
 
+/* Two allocations and a release, no times: 100 + 50 bytes at calls 4
+ * and 5, the first freed at call 6. */
+static const char untimed_trace[] =
+    "version=2.0, arch=x86_64, timestamp=2026.11.22 10:43:07, process=/usr/bin/app, pid=7, "
+    "origin=alloctrace 0.1.0, \n"
+    "<1> : memory (memory allocation in bytes)\n"
+    "4. malloc(100) = 0x1000\n\t0x401000 parse() at /src/p.c:3\n\t0x402000 main() at /src/m.c:9\n\n"
+    "5. malloc(50) = 0x2000\n\t0x403000 load() at /src/l.c:7\n\t0x402010 main() at /src/m.c:10\n\n"
+    "6. free(0x1000)\n\n";
+
+static char *written(const char *name, const char *text)
+{
+    char *path = h_fmt("%s/%s", trace_dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void html_without_times_draws_memory_by_call_index(void **state)
+{
+    (void)state;
+    char *in = written("untimed.trace", untimed_trace);
+    char *out = h_fmt("%s/untimed.html", trace_dir);
+    char *html = render("html", NULL, in, out);
+    assert_non_null(strstr(html, "\"series\":{\"by_time\":false,\"width\":1,"
+                                 "\"points\":[0,100,100,1,100,0,1,150,150,1,50,0,2,50,150,0,0,1]}"));
+    free(html);
+    if (have_chromium()) {
+        char *dom = dom_of(out, NULL);
+        /* the axis names calls 4 to 7 (the end of the last interval) */
+        assert_non_null(strstr(dom, "text-anchor=\"start\">call 4</text>"));
+        assert_non_null(strstr(dom, "text-anchor=\"end\">call 7</text>"));
+        assert_non_null(strstr(dom, "peak 150 B"));
+        assert_non_null(strstr(dom, "<dt>Duration</dt><dd>no timestamps</dd>"));
+        assert_true(has_frame(dom, "parse"));
+        free(dom);
+    }
+    free(out);
+    free(in);
+}
+
+static void html_of_an_empty_trace_says_it_has_no_allocations(void **state)
+{
+    (void)state;
+    char *in = written("empty.trace", "version=2.0, arch=x86_64, timestamp=2026.11.22 10:43:07, "
+                                      "process=/usr/bin/app, pid=7, origin=alloctrace 0.1.0, \n");
+    char *out = h_fmt("%s/empty.html", trace_dir);
+    char *html = render("html", NULL, in, out);
+    assert_non_null(strstr(html, "\"summary\":{\"allocations\":0,"));
+    free(html);
+    if (have_chromium()) {
+        char *dom = dom_of(out, NULL);
+        assert_non_null(strstr(dom, "data-ready=\"1\""));
+        assert_non_null(strstr(dom, "id=\"no-series\">No time series: the trace has no allocations.</p>"));
+        assert_null(strstr(dom, "class=\"fr"));
+        free(dom);
+    }
+    free(out);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -365,6 +428,8 @@ int main(void)
         cmocka_unit_test(html_renders_summary_chart_flame_graph_and_tables_in_chromium),
         cmocka_unit_test(html_cost_zoom_and_search_change_the_flame_graph),
         cmocka_unit_test(html_of_a_leaks_only_trace_says_it_has_no_time_series),
+        cmocka_unit_test(html_without_times_draws_memory_by_call_index),
+        cmocka_unit_test(html_of_an_empty_trace_says_it_has_no_allocations),
     };
     return cmocka_run_group_tests(tests, trace_sites, cleanup);
 }
