@@ -352,6 +352,76 @@ static void html_of_a_leaks_only_trace_says_it_has_no_time_series(void **state)
     free(leaks);
 }
 
+/* An awk program that puts folded lines in one form: the frames from
+ * main inwards (lines not through main, the dynamic loader's initialisers,
+ * are left out), the last DROP frames dropped, equal stacks summed, zero
+ * counts left out, "STACK COUNT" sorted. */
+#define NORMALISE                                                                                  \
+    "awk -v drop=%d '{ n = $NF; sub(/ [0-9]+$/, \"\"); k = split($0, f, \";\"); s = \"\"; on = 0; " \
+    "for (i = 1; i <= k - drop; i++) { if (f[i] == \"main\") on = 1; "                              \
+    "if (on) s = s (s == \"\" ? \"\" : \";\") f[i] } if (s != \"\" && n > 0) sum[s] += n } "        \
+    "END { for (s in sum) print s, sum[s] }' | LC_ALL=C sort"
+
+/* Our folded stacks and heaptrack_print's (-F) of one program, with the
+ * cost given to each, in that one form: ours without the allocation
+ * function, heaptrack's without its " (file.c)" after each frame. */
+static void folded_like_heaptrack(const char *program, const char *our_opts, const char *ht_cost)
+{
+    char *rel = h_fmt("build/tests/programs/%s", program);
+    char *exe = h_path(rel);
+    char *pp = h_path("postproc/alloctrace-postproc");
+    char *trace = h_fmt("%s/%s.ht-cmp.trace", trace_dir, program);
+    const char *argv[] = { exe, NULL };
+    h_result r = h_trace(trace, argv, NULL);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    h_result ours = h_sh("'%s' %s '%s' | " NORMALISE, pp, our_opts, trace, 1);
+    h_result theirs = h_sh("cd '%s' && heaptrack -o '%s/hp-%s' '%s' >/dev/null 2>&1 && "
+                           "heaptrack_print '%s/hp-%s.zst' -F '%s/hp-%s.folded' "
+                           "--flamegraph-cost-type %s >/dev/null 2>&1 && "
+                           "sed 's/ ([^;]*)//g; s/; \\([0-9]*\\)$/ \\1/' '%s/hp-%s.folded' | " NORMALISE,
+                           trace_dir, trace_dir, ht_cost, exe, trace_dir, ht_cost, trace_dir, ht_cost,
+                           ht_cost, trace_dir, ht_cost, 0);
+    assert_int_equal(ours.status, 0);
+    assert_int_equal(theirs.status, 0);
+    assert_true(strlen(ours.out) > 0);
+    assert_string_equal(ours.out, theirs.out);
+    h_result_free(&ours);
+    h_result_free(&theirs);
+    free(trace);
+    free(pp);
+    free(exe);
+    free(rel);
+}
+
+static bool have_heaptrack(void)
+{
+    if (access("/usr/bin/heaptrack", X_OK) == 0 && access("/usr/bin/heaptrack_print", X_OK) == 0)
+        return true;
+    fprintf(stderr, "skipped: heaptrack is not installed\n");
+    return false;
+}
+
+/* heaptrack_print -F on the same program: the same stacks, the same
+ * numbers of allocations (postproc_sites: 50 short-lived, 9 in churn's
+ * realloc chain, 3 + 1 + 2 leaks). */
+static void folded_allocations_agree_with_heaptrack(void **state)
+{
+    (void)state;
+    if (!have_heaptrack())
+        skip();
+    folded_like_heaptrack("postproc_sites", "-r --format folded --cost blocks", "allocations");
+}
+
+/* ... and the same leaked bytes per stack (300, 2000, 200). */
+static void folded_leaks_agree_with_heaptrack(void **state)
+{
+    (void)state;
+    if (!have_heaptrack())
+        skip();
+    folded_like_heaptrack("postproc_sites", "-l -r --format folded", "leaked");
+}
+
 /* Two allocations and a release, no times: 100 + 50 bytes at calls 4
  * and 5, the first freed at call 6. */
 static const char untimed_trace[] =
@@ -424,6 +494,8 @@ int main(void)
         cmocka_unit_test(folded_keeps_the_inlined_calls_of_a_real_program),
         cmocka_unit_test(short_names_cut_the_template_arguments_of_a_real_program),
         cmocka_unit_test(html_top_limits_each_table),
+        cmocka_unit_test(folded_allocations_agree_with_heaptrack),
+        cmocka_unit_test(folded_leaks_agree_with_heaptrack),
         cmocka_unit_test(html_is_one_file_that_fetches_nothing),
         cmocka_unit_test(html_renders_summary_chart_flame_graph_and_tables_in_chromium),
         cmocka_unit_test(html_cost_zoom_and_search_change_the_flame_graph),
