@@ -5,7 +5,9 @@
 //     faded; "Reset Zoom" or Escape returns;
 //   - "Search" or Ctrl-F: a regular expression; matching frames turn
 //     magenta and the share of the total they cover is shown (nested
-//     matches counted once); Escape clears.
+//     matches counted once); Escape clears;
+//   - the address can carry a view, #zoom=NAME&search=RE (the first frame
+//     called NAME), to link to it, and for tests, which cannot click.
 // Each frame's drawn position is kept from the file, so every zoom starts
 // from the original numbers and never accumulates rounding.
 (function () {
@@ -116,5 +118,13 @@
     if ((e.ctrlKey && e.key === "f") || e.key === "F3") { e.preventDefault(); askSearch(); }
     else if (e.key === "Escape") { unzoom(); clearSearch(); }
   });
+  var view = {};
+  location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
+    var i = kv.indexOf("=");
+    if (i > 0) view[decodeURIComponent(kv.slice(0, i))] = decodeURIComponent(kv.slice(i + 1));
+  });
+  if (view.zoom)
+    frames.some(function (f) { if (f.name === view.zoom) { zoom(f); return true; } return false; });
+  if (view.search) search(view.search);
   svg.setAttribute("data-ready", "1");
 })();

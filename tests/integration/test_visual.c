@@ -242,6 +242,50 @@ static void html_top_limits_each_table(void **state)
     free(out);
 }
 
+/* Frame NAME of the SVG in the DOM: its <g> up to the end of the group. */
+static const char *svg_frame(const char *dom, const char *name)
+{
+    char *title = h_fmt("<title>%s (", name);
+    const char *t = strstr(dom, title);
+    free(title);
+    if (!t)
+        return NULL;
+    while (t > dom && strncmp(t, "<g ", 3) != 0)
+        t--;
+    return t;
+}
+
+static bool svg_frame_has(const char *dom, const char *name, const char *what)
+{
+    const char *g = svg_frame(dom, name);
+    assert_non_null(g);
+    const char *end = strstr(g, "</g>");
+    const char *hit = strstr(g, what);
+    return hit && hit < end;
+}
+
+static void flamegraph_svg_zooms_and_searches_in_chromium(void **state)
+{
+    (void)state;
+    /* zoomed into churn (74.46% of the bytes): it spans the width, leak_big
+     * is hidden, main (a caller) is faded */
+    char *dom = rendered("flamegraph", "zoom.svg", "#zoom=churn");
+    assert_true(svg_frame_has(dom, "churn", "x=\"10.00\" y=\""));
+    assert_true(svg_frame_has(dom, "churn", "width=\"1180.00\""));
+    assert_true(svg_frame_has(dom, "leak_big", "class=\"f hide\""));
+    assert_true(svg_frame_has(dom, "main", "class=\"f fade\""));
+    assert_false(svg_frame_has(dom, "short_lived", "hide"));
+    assert_non_null(strstr(dom, "id=\"unzoom\" class=\"b\""));
+    free(dom);
+    /* the three leak sites: (300 + 2000 + 200) / 9788 */
+    dom = rendered("flamegraph", "search.svg", "#search=%5Eleak_");
+    assert_non_null(strstr(dom, "id=\"matched\" x=\"1190\" y=\""));
+    assert_non_null(strstr(dom, ">Matched: 25.5%</text>"));
+    assert_true(svg_frame_has(dom, "leak_big", "fill=\"rgb(230,0,230)\""));
+    assert_false(svg_frame_has(dom, "churn", "fill=\"rgb(230,0,230)\""));
+    free(dom);
+}
+
 static void html_is_one_file_that_fetches_nothing(void **state)
 {
     (void)state;
@@ -491,6 +535,7 @@ int main(void)
         cmocka_unit_test(flamegraph_svg_draws_every_site_with_its_bytes),
         cmocka_unit_test(flamegraph_svg_counts_blocks_with_cost_blocks),
         cmocka_unit_test(flamegraph_svg_runs_its_script_in_chromium),
+        cmocka_unit_test(flamegraph_svg_zooms_and_searches_in_chromium),
         cmocka_unit_test(folded_keeps_the_inlined_calls_of_a_real_program),
         cmocka_unit_test(short_names_cut_the_template_arguments_of_a_real_program),
         cmocka_unit_test(html_top_limits_each_table),
