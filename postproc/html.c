@@ -128,20 +128,11 @@ static void costs_of_path(void *ctx, size_t path, uint64_t *cost)
         cost[k] = at_an_cost_get(&s->cost, keys[k]);
 }
 
-static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_names)
+/* The frames as JSON: "names" (interned), "allocators" (which names are
+ * allocation functions), "nodes" (name, parent or -1, then the costs, per
+ * frame, parents first). */
+static void put_flame(FILE *out, const at_flame *f)
 {
-    size_t n = an->nsites;
-    at_sample *samples = at_xcalloc(n ? n : 1, sizeof *samples);
-    uint32_t nstacks = at_stacks_count(t->stacks);
-    uint32_t *site_of = at_xcalloc(nstacks ? nstacks : 1, sizeof *site_of);
-    for (size_t i = 0; i < n; i++) {
-        const at_an_site *s = &an->sites[i];
-        samples[i] = (at_sample){ s->stack, s->alloc_fn, s->cost.bytes, s->cost.calls };
-        site_of[s->stack->id] = (uint32_t)i;
-    }
-    at_profile *p = at_profile_build(samples, n, t->maps, t->stacks);
-    site_costs sc = { an, p, site_of };
-    at_flame *f = at_flame_build(p, short_names, NKEYS, costs_of_path, &sc);
     fputs(",\"names\":[", out);
     for (uint32_t i = 0; i < f->nnames; i++) {
         if (i)
@@ -152,7 +143,6 @@ static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_name
     for (uint32_t i = 0, k = 0; i < f->nnames; i++)
         if (f->allocator[i])
             fprintf(out, "%s%u", k++ ? "," : "", i);
-    /* name, parent (-1 for the root), then the costs, per frame */
     fputs("],\"nodes\":[", out);
     for (uint32_t i = 0; i < f->nnodes; i++) {
         const at_fnode *nd = &f->nodes[i];
@@ -171,6 +161,24 @@ static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_name
         }
     }
     fputs("]", out);
+}
+
+/* The flame graph of the sites, every frame with the five costs. */
+static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_names)
+{
+    size_t n = an->nsites;
+    at_sample *samples = at_xcalloc(n ? n : 1, sizeof *samples);
+    uint32_t nstacks = at_stacks_count(t->stacks);
+    uint32_t *site_of = at_xcalloc(nstacks ? nstacks : 1, sizeof *site_of);
+    for (size_t i = 0; i < n; i++) {
+        const at_an_site *s = &an->sites[i];
+        samples[i] = (at_sample){ s->stack, s->alloc_fn, s->cost.bytes, s->cost.calls };
+        site_of[s->stack->id] = (uint32_t)i;
+    }
+    at_profile *p = at_profile_build(samples, n, t->maps, t->stacks);
+    site_costs sc = { an, p, site_of };
+    at_flame *f = at_flame_build(p, short_names, NKEYS, costs_of_path, &sc);
+    put_flame(out, f);
     at_flame_free(f);
     at_profile_free(p);
     free(site_of);
