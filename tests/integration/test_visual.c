@@ -529,6 +529,46 @@ static void html_of_an_empty_trace_says_it_has_no_allocations(void **state)
     free(in);
 }
 
+/* Two contexts, a call outside them, and a function name that would end
+ * the page's script if it were not escaped. */
+static const char context_trace[] =
+    "version=2.0, arch=x86_64, timestamp=2026.11.22 10:43:07, process=/usr/bin/app, pid=7, "
+    "origin=alloctrace 0.1.0, \n"
+    "<1> : memory (memory allocation in bytes)\n"
+    "@ 1 : parse\n"
+    "@ 2 : render\n"
+    "1. @1 malloc(100) = 0x1000\n\t0x401000 tokenize() at /src/p.c:3\n\n"
+    "2. @2 malloc(50) = 0x2000\n\t0x403000 evil</script><b>x() at /src/e.c:7\n\n"
+    "3. calloc(7) = 0x3000\n\t0x404000 main() at /src/m.c:2\n\n";
+
+static void html_shows_contexts_sizes_and_escaped_names_in_chromium(void **state)
+{
+    (void)state;
+    char *in = written("contexts.trace", context_trace);
+    char *out = h_fmt("%s/contexts.html", trace_dir);
+    char *html = render("html", NULL, in, out);
+    assert_null(strstr(html, "evil</script>"));
+    assert_non_null(strstr(html, "evil\\u003c/script>\\u003cb>x"));
+    free(html);
+    if (have_chromium()) {
+        char *dom = dom_of(out, NULL);
+        assert_non_null(strstr(dom, "data-ready=\"1\""));
+        assert_true(has_frame(dom, "tokenize"));
+        assert_true(has_frame(dom, "evil&lt;/script&gt;&lt;b&gt;x()"));
+        /* per context: calls, allocated, peak, temporary, leaked */
+        assert_non_null(strstr(dom, "<td>parse (0x1)</td><td class=\"n\">1</td><td class=\"n\">100 B</td>"));
+        assert_non_null(strstr(dom, "<td>render (0x2)</td><td class=\"n\">1</td><td class=\"n\">50 B</td>"));
+        assert_non_null(strstr(dom, "<td>outside any context</td><td class=\"n\">1</td><td class=\"n\">7 B</td>"));
+        /* sizes: 7 in [4, 8), 50 in [32, 64), 100 in [64, 128) */
+        assert_non_null(strstr(dom, "<td>4 B to 7 B</td><td class=\"n\">1</td>"));
+        assert_non_null(strstr(dom, "<td>32 B to 63 B</td><td class=\"n\">1</td>"));
+        assert_non_null(strstr(dom, "<td>64 B to 127 B</td><td class=\"n\">1</td>"));
+        free(dom);
+    }
+    free(out);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +587,7 @@ int main(void)
         cmocka_unit_test(html_of_a_leaks_only_trace_says_it_has_no_time_series),
         cmocka_unit_test(html_without_times_draws_memory_by_call_index),
         cmocka_unit_test(html_of_an_empty_trace_says_it_has_no_allocations),
+        cmocka_unit_test(html_shows_contexts_sizes_and_escaped_names_in_chromium),
     };
     return cmocka_run_group_tests(tests, trace_sites, cleanup);
 }
