@@ -486,17 +486,30 @@ static char *written(const char *name, const char *text)
     return path;
 }
 
+/* text written as NAME.trace and drawn as NAME.html: the page's text, and
+ * in *dom what chromium makes of it (NULL without chromium). */
+static char *html_of(const char *name, const char *text, char **dom)
+{
+    char *file = h_fmt("%s.trace", name);
+    char *in = written(file, text);
+    char *out = h_fmt("%s/%s.html", trace_dir, name);
+    char *html = render("html", NULL, in, out);
+    *dom = have_chromium() ? dom_of(out, NULL) : NULL;
+    free(out);
+    free(in);
+    free(file);
+    return html;
+}
+
 static void html_without_times_draws_memory_by_call_index(void **state)
 {
     (void)state;
-    char *in = written("untimed.trace", untimed_trace);
-    char *out = h_fmt("%s/untimed.html", trace_dir);
-    char *html = render("html", NULL, in, out);
+    char *dom;
+    char *html = html_of("untimed", untimed_trace, &dom);
     assert_non_null(strstr(html, "\"series\":{\"by_time\":false,\"width\":1,"
                                  "\"points\":[0,100,100,1,100,0,1,150,150,1,50,0,2,50,150,0,0,1]}"));
     free(html);
-    if (have_chromium()) {
-        char *dom = dom_of(out, NULL);
+    if (dom) {
         /* the axis names calls 4 to 7 (the end of the last interval) */
         assert_non_null(strstr(dom, "text-anchor=\"start\">call 4</text>"));
         assert_non_null(strstr(dom, "text-anchor=\"end\">call 7</text>"));
@@ -505,28 +518,22 @@ static void html_without_times_draws_memory_by_call_index(void **state)
         assert_true(has_frame(dom, "parse"));
         free(dom);
     }
-    free(out);
-    free(in);
 }
 
 static void html_of_an_empty_trace_says_it_has_no_allocations(void **state)
 {
     (void)state;
-    char *in = written("empty.trace", "version=2.0, arch=x86_64, timestamp=2026.11.22 10:43:07, "
-                                      "process=/usr/bin/app, pid=7, origin=alloctrace 0.1.0, \n");
-    char *out = h_fmt("%s/empty.html", trace_dir);
-    char *html = render("html", NULL, in, out);
+    char *dom;
+    char *html = html_of("empty", "version=2.0, arch=x86_64, timestamp=2026.11.22 10:43:07, "
+                                  "process=/usr/bin/app, pid=7, origin=alloctrace 0.1.0, \n", &dom);
     assert_non_null(strstr(html, "\"summary\":{\"allocations\":0,"));
     free(html);
-    if (have_chromium()) {
-        char *dom = dom_of(out, NULL);
+    if (dom) {
         assert_non_null(strstr(dom, "data-ready=\"1\""));
         assert_non_null(strstr(dom, "id=\"no-series\">No time series: the trace has no allocations.</p>"));
         assert_null(strstr(dom, "class=\"fr"));
         free(dom);
     }
-    free(out);
-    free(in);
 }
 
 /* Two contexts, a call outside them, and a function name that would end
@@ -544,14 +551,12 @@ static const char context_trace[] =
 static void html_shows_contexts_sizes_and_escaped_names_in_chromium(void **state)
 {
     (void)state;
-    char *in = written("contexts.trace", context_trace);
-    char *out = h_fmt("%s/contexts.html", trace_dir);
-    char *html = render("html", NULL, in, out);
+    char *dom;
+    char *html = html_of("contexts", context_trace, &dom);
     assert_null(strstr(html, "evil</script>"));
     assert_non_null(strstr(html, "evil\\u003c/script>\\u003cb>x"));
     free(html);
-    if (have_chromium()) {
-        char *dom = dom_of(out, NULL);
+    if (dom) {
         assert_non_null(strstr(dom, "data-ready=\"1\""));
         assert_true(has_frame(dom, "tokenize"));
         assert_true(has_frame(dom, "evil&lt;/script&gt;&lt;b&gt;x()"));
@@ -565,8 +570,6 @@ static void html_shows_contexts_sizes_and_escaped_names_in_chromium(void **state
         assert_non_null(strstr(dom, "<td>64 B to 127 B</td><td class=\"n\">1</td>"));
         free(dom);
     }
-    free(out);
-    free(in);
 }
 
 int main(void)
