@@ -4,6 +4,7 @@
 # missing here.
 BENCHES += bench/export
 BENCH_PROGRAMS += $(B)/bench/export_time
-$(B)/bench/export_time: bench/export_time.c bench/export_shape.h postproc/alloctrace-postproc
+$(B)/bench/export_time: bench/export_time.c bench/export_shape.h bench/shape_intern.h \
+                        postproc/alloctrace-postproc
 	@mkdir -p $(@D)
 	$(CC) $(PP_CFLAGS) $< $(PP_OBJS) $(PP_LIBS) -o $@

@@ -16,31 +16,12 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 3 || strcmp(argv[1], "--help") == 0) {
-        fputs("usage: export_gen CALLS STACKS > trace\n", argc == 3 ? stdout : stderr);
-        return argc == 3 ? 0 : 2;
-    }
-    unsigned long calls = strtoul(argv[1], NULL, 10), nstacks = strtoul(argv[2], NULL, 10);
-    if (!calls || !nstacks) {
-        fputs("export_gen: CALLS and STACKS must be positive\n", stderr);
-        return 2;
-    }
-    char **stacks = calloc(nstacks, sizeof *stacks);
-    for (unsigned long s = 0; s < nstacks; s++) {
-        char *text = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&text, &len);
-        struct shape_frame f[SHAPE_MAX_DEPTH];
-        unsigned depth = shape_stack(s, f);
-        for (unsigned i = 0; i < depth; i++)
-            fprintf(m, "\t0x%llx fn%u() at /src/mod%u/file%u.c:%u\n", (unsigned long long)f[i].addr,
-                    f[i].fn, f[i].module, f[i].file, f[i].line);
-        fclose(m);
-        stacks[s] = text;
-    }
-    printf("version=2.0, arch=x86_64, timestamp=2026.11.22 10:00:00, process=bench, pid=1, "
-           "filter=resolve, origin=alloctrace 0.1.0, \n<1> : memory (memory allocation in bytes)\n"
-           ": /usr/bin/bench => 0x400000-0x600000\n");
+    unsigned long calls, nstacks;
+    int status = shape_args(argc, argv, "usage: export_gen CALLS STACKS > trace", &calls, &nstacks);
+    if (status >= 0)
+        return status;
+    char **stacks = shape_stack_texts(nstacks);
+    shape_trace_header();
     for (unsigned long c = 0; c < calls; c++) {
         struct shape_call k = shape_call(nstacks);
         printf("%lu. %s(%llu) = 0x%lx\n%s\n", c + 1, k.fn, (unsigned long long)k.size,

@@ -13,40 +13,18 @@
 #include <time.h>
 
 #include "export.h"
-#include "export_shape.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "shape_intern.h"
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fputs("usage: export_time SAMPLES STACKS\n", stderr);
-        return 2;
-    }
-    size_t n = strtoul(argv[1], NULL, 10), nstacks = strtoul(argv[2], NULL, 10);
-    if (!n || !nstacks) {
-        fputs("export_time: SAMPLES and STACKS must be positive\n", stderr);
-        return 2;
-    }
+    unsigned long n, nstacks;
+    int status = shape_args(argc, argv, "usage: export_time SAMPLES STACKS", &n, &nstacks);
+    if (status >= 0)
+        return status;
     at_stack_table *t = at_stacks_new();
     const at_stack **stacks = calloc(nstacks, sizeof *stacks);
-    for (size_t s = 0; s < nstacks; s++) {
-        struct shape_frame f[SHAPE_MAX_DEPTH];
-        at_frame frames[SHAPE_MAX_DEPTH];
-        char texts[SHAPE_MAX_DEPTH][96];
-        unsigned depth = shape_stack(s, f);
-        for (unsigned i = 0; i < depth; i++) {
-            snprintf(texts[i], sizeof texts[i], "fn%u() at /src/mod%u/file%u.c:%u", f[i].fn,
-                     f[i].module, f[i].file, f[i].line);
-            frames[i] = (at_frame){ f[i].addr, texts[i] };
-        }
-        stacks[s] = at_stacks_intern(t, frames, depth);
-    }
+    for (size_t s = 0; s < nstacks; s++)
+        stacks[s] = shape_intern(t, s);
     at_sample *samples = calloc(n, sizeof *samples);
     for (size_t i = 0; i < n; i++) {
         struct shape_call k = shape_call(nstacks);
@@ -54,15 +32,15 @@ int main(int argc, char **argv)
     }
     FILE *null = fopen("/dev/null", "w");
     at_export_meta meta = { "bench", "1", NULL, true };
-    double t0 = now();
+    double t0 = shape_now();
     at_profile *p = at_profile_build(samples, n, NULL, t);
-    double t1 = now();
+    double t1 = shape_now();
     at_export_callgrind(null, p, &meta);
-    double t2 = now();
+    double t2 = shape_now();
     at_export_webgrind(null, p, &meta);
-    double t3 = now();
-    at_export_folded(null, p, AT_COST_BYTES);
-    double t4 = now();
+    double t3 = shape_now();
+    at_export_folded(null, p, AT_COST_BYTES, false);
+    double t4 = shape_now();
     printf("profile %.3f\ncallgrind %.3f\nwebgrind %.3f\nfolded %.3f\n", t1 - t0, t2 - t1,
            t3 - t2, t4 - t3);
     at_profile_free(p);

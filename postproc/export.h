@@ -88,8 +88,16 @@ int at_webgrind_preprocess(const char *text, size_t len, unsigned char **out, si
                            uint64_t *max_value, char *err, size_t errlen);
 
 /* Folded stacks: "main;parse;xstrdup;malloc 1536", outermost first, one
- * line per distinct stack, in order of first appearance. */
-int at_export_folded(FILE *out, const at_profile *p, at_cost cost);
+ * line per distinct stack, in order of first appearance; an inlined frame
+ * that repeats its caller at one address is one frame (flame.h). With
+ * short_names, C++ template arguments are cut to "<>". */
+int at_export_folded(FILE *out, const at_profile *p, at_cost cost, bool short_names);
+
+/* A standalone SVG flame graph as flamegraph.pl draws one, with its own
+ * zoom and search script (flamegraph.c). meta may be NULL. Returns 0 or
+ * -1 (errno). */
+int at_export_flamegraph(FILE *out, const at_profile *p, const at_export_meta *meta, at_cost cost,
+                         bool short_names);
 
 /* Default file names: "cachegrind.out.PROCESS.PID" and the same with
  * ".webgrind" (PROCESS is the base name of the process, made safe for a

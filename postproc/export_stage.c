@@ -29,9 +29,9 @@ typedef struct exporter {
 
 int at_format_parse(const char *s, at_format *f)
 {
-    static const char *const names[] = { "text", "callgrind", "webgrind", "folded", "report",
-                                         "stats" };
-    for (int i = 0; i < 6; i++)
+    static const char *const names[] = { "text",  "callgrind",  "webgrind", "folded", "report",
+                                         "stats", "flamegraph", "html" };
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
         if (strcmp(s, names[i]) == 0) {
             *f = (at_format)i;
             return 0;
@@ -41,7 +41,7 @@ int at_format_parse(const char *s, at_format *f)
 
 bool at_format_analysed(at_format f)
 {
-    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS;
+    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS || f == AT_FORMAT_HTML;
 }
 
 int at_cost_parse(const char *s, at_cost *c)
@@ -172,7 +172,10 @@ static void finish(at_stage *self)
         FILE *f = fd_out(e);
         if (f) {
             errno = 0;
-            close_out(e, f, out_name(e), at_export_folded(f, p, e->o.cost), false);
+            int rc = e->o.format == AT_FORMAT_FLAMEGRAPH
+                         ? at_export_flamegraph(f, p, &m, e->o.cost, e->o.short_names)
+                         : at_export_folded(f, p, e->o.cost, e->o.short_names);
+            close_out(e, f, out_name(e), rc, false);
         }
     }
     at_profile_free(p);

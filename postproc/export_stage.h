@@ -20,11 +20,14 @@ typedef enum at_format {
     AT_FORMAT_FOLDED,
     AT_FORMAT_REPORT,   /* built on the analyses (analyze/analyze.h) */
     AT_FORMAT_STATS,    /* the same numbers as JSON */
+    AT_FORMAT_FLAMEGRAPH,
+    AT_FORMAT_HTML,     /* built on the analyses too */
 } at_format;
 
 typedef struct at_export_opts {
     at_format format;
-    at_cost cost;       /* folded: --cost */
+    at_cost cost;       /* folded, flamegraph: --cost */
+    bool short_names;   /* folded, flamegraph, html: --short-names */
     unsigned top;       /* report: --top */
     const char *output; /* -o as given (NULL or "-": out_fd is stdout) */
     int out_fd;         /* where -o points, or stdout */

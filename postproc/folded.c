@@ -6,12 +6,13 @@
  * inside a name would split a frame, so it becomes ':'. Two stacks that
  * differ only in what the names do not show (addresses) fold into one line,
  * since the tools would merge them anyway. Recursion is kept: a flame graph
- * shows every frame.
+ * shows every frame. The frames and short names are flame.h's, so the
+ * folded lines, the SVG and the HTML flame graphs agree.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "flame.h"
 #include "xalloc.h"
 
 typedef struct line {
@@ -26,18 +27,21 @@ static void put_name(FILE *mem, const char *name)
         fputc(*name == ';' ? ':' : *name, mem);
 }
 
-static char *fold(const at_profile *p, const at_ppath *q)
+static char *fold(const at_profile *p, const at_ppath *q, bool short_names, uint32_t *fids)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&text, &len);
     if (!mem)
         at_oom();
-    for (uint32_t i = q->stack->nframes; i-- > 0;) {
-        put_name(mem, p->funcs[q->fids[i]].name);
-        fputc(';', mem);
+    uint32_t n = at_flame_frames(p, q, fids);
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            fputc(';', mem);
+        char *name = short_names ? at_short_name(p->funcs[fids[i]].name) : NULL;
+        put_name(mem, name ? name : p->funcs[fids[i]].name);
+        free(name);
     }
-    put_name(mem, p->funcs[q->leaf].name);
     fclose(mem);
     return text;
 }
@@ -55,13 +59,20 @@ static int by_first(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
-int at_export_folded(FILE *out, const at_profile *p, at_cost cost)
+int at_export_folded(FILE *out, const at_profile *p, at_cost cost, bool short_names)
 {
     line *lines = at_xcalloc(p->npaths, sizeof *lines);
+    uint32_t *fids = NULL, fcap = 0;
     for (size_t i = 0; i < p->npaths; i++) {
         const at_ppath *q = &p->paths[i];
-        lines[i] = (line){ fold(p, q), i, cost == AT_COST_BLOCKS ? q->cost.blocks : q->cost.bytes };
+        if (q->stack->nframes + 1 > fcap) {
+            fcap = q->stack->nframes + 1;
+            fids = at_xreallocarray(fids, fcap, sizeof *fids);
+        }
+        lines[i] = (line){ fold(p, q, short_names, fids), i,
+                           cost == AT_COST_BLOCKS ? q->cost.blocks : q->cost.bytes };
     }
+    free(fids);
     qsort(lines, p->npaths, sizeof *lines, by_text);
     size_t n = 0;
     for (size_t i = 0; i < p->npaths; i++) {

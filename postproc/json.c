@@ -1,11 +1,14 @@
 /*
  * postproc/json.c: JSON strings (json.h). Control characters are escaped,
- * \n and \t in their short forms; valid UTF-8 passes as it is.
+ * \n and \t in their short forms; valid UTF-8 passes as it is; for HTML,
+ * '<' is escaped too.
  */
 #include "json.h"
 #include "gate.h"
 
-void at_json_str(FILE *f, const char *s)
+#include <stdbool.h>
+
+static void json_str(FILE *f, const char *s, bool html)
 {
     if (!s) {
         fputs("null", f);
@@ -19,7 +22,7 @@ void at_json_str(FILE *f, const char *s)
             fputs("\\n", f);
         else if (*c == '\t')
             fputs("\\t", f);
-        else if (*c < 0x20 || *c == 0x7f)
+        else if (*c < 0x20 || *c == 0x7f || (html && *c == '<'))
             fprintf(f, "\\u%04x", *c);
         else if (*c < 0x80)
             fputc(*c, f);
@@ -31,4 +34,14 @@ void at_json_str(FILE *f, const char *s)
             fprintf(f, "\\u%04x", *c);
     }
     fputc('"', f);
+}
+
+void at_json_str(FILE *f, const char *s)
+{
+    json_str(f, s, false);
+}
+
+void at_json_str_html(FILE *f, const char *s)
+{
+    json_str(f, s, true);
 }

@@ -1,6 +1,6 @@
 /*
  * postproc/json.h: JSON text shared by the outputs that write it (the
- * gate's --json, --format stats).
+ * gate's --json, --format stats, the data of --format html).
  */
 #ifndef AT_JSON_H
 #define AT_JSON_H
@@ -11,5 +11,10 @@
  * that is not part of valid UTF-8 is written as the code point of the same
  * number (\u00XX), so the document always parses. */
 void at_json_str(FILE *f, const char *s);
+
+/* The same, for JSON inside an HTML <script> element: '<' is written
+ * \u003c as well, so no name can end the element ("</script>") or open a
+ * comment. */
+void at_json_str_html(FILE *f, const char *s);
 
 #endif

@@ -29,6 +29,7 @@
 #include "export_stage.h"
 #include "filter_stage.h"
 #include "gate_run.h"
+#include "html.h"
 #include "leakkind.h"
 #include "leaks.h"
 #include "reorder.h"
@@ -62,6 +63,7 @@ typedef struct options {
     at_export_opts export_opts; /* format, --cost, --top */
     bool cost_given, top_given;
     at_an_print_opts print_opts; /* report and stats: filled by build_pipeline */
+    at_html_opts html_opts;      /* html: filled by build_pipeline */
     const char *diff_old;        /* --diff OLD: compare with the input */
     at_an_output analysis_out;   /* --diff: where each run's analysis goes */
     void *analysis_arg;
@@ -85,6 +87,7 @@ enum {
     OPT_FORMAT,
     OPT_COST,
     OPT_TOP,
+    OPT_SHORT_NAMES,
     OPT_DIFF,
     OPT_LEAK_KINDS,
 };
@@ -118,6 +121,7 @@ static const struct option long_options[] = {
     { "format", required_argument, NULL, OPT_FORMAT },
     { "cost", required_argument, NULL, OPT_COST },
     { "top", required_argument, NULL, OPT_TOP },
+    { "short-names", no_argument, NULL, OPT_SHORT_NAMES },
     { "diff", required_argument, NULL, OPT_DIFF },
     { "leak-kinds", required_argument, NULL, OPT_LEAK_KINDS },
     { NULL, 0, NULL, 0 },
@@ -173,14 +177,19 @@ static void usage(FILE *f)
           "                              that never or always match, and exit\n"
           "                              (filters on functions or files imply -r)\n"
           "      --format FORMAT         text (the trace, default), callgrind, webgrind,\n"
-          "                              folded, report or stats (docs/exports.md);\n"
-          "                              report and stats: peak, temporaries, sizes,\n"
+          "                              folded, report, stats, flamegraph (an SVG) or\n"
+          "                              html (one self-contained page) (docs/exports.md);\n"
+          "                              report, stats and html: peak, temporaries, sizes,\n"
           "                              memory over time and the top sites; callgrind and\n"
           "                              webgrind without -o write cachegrind.out.PROCESS.PID\n"
           "                              (and .webgrind) in the current directory\n"
-          "      --cost bytes|blocks     with --format folded: the cost (default bytes)\n"
+          "      --cost bytes|blocks     with --format folded or flamegraph: the cost\n"
+          "                              (default bytes)\n"
+          "      --short-names           with --format folded, flamegraph or html: C++\n"
+          "                              template arguments shortened to <>\n"
           "      --top N                 with --format report or stats, or --diff: sites\n"
-          "                              shown per ranking (10)\n"
+          "                              shown per ranking (10); with --format html, per\n"
+          "                              table (25)\n"
           "      --diff OLD              compare trace OLD with INPUT (NEW): totals, and the\n"
           "                              sites that grew or shrank in calls, bytes, peak\n"
           "                              and leaks, matched by function and file from main\n"
@@ -319,12 +328,15 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_FORMAT:
             if (at_format_parse(optarg, &o->export_opts.format) != 0)
                 option_error("--format: unknown format '%s' (text, callgrind, webgrind, folded, "
-                             "report, stats)", optarg);
+                             "report, stats, flamegraph, html)", optarg);
             break;
         case OPT_COST:
             if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
                 option_error("--cost: expected bytes or blocks, not '%s'", optarg);
             o->cost_given = true;
+            break;
+        case OPT_SHORT_NAMES:
+            o->export_opts.short_names = true;
             break;
         case OPT_DIFF:
             o->diff_old = optarg;
@@ -354,15 +366,19 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s needs -c/--compress", "--sort");
     if (!o->resolve && (o->resolve_opts.ndebug_dirs || o->resolve_opts.sysroot))
         option_error("%s need -r/--resolve", "--debug-dir and --sysroot");
-    if (o->cost_given && o->export_opts.format != AT_FORMAT_FOLDED)
-        option_error("%s needs --format folded", "--cost");
+    if (o->cost_given && o->export_opts.format != AT_FORMAT_FOLDED &&
+        o->export_opts.format != AT_FORMAT_FLAMEGRAPH)
+        option_error("%s needs --format folded or flamegraph", "--cost");
+    if (o->export_opts.short_names && o->export_opts.format != AT_FORMAT_FOLDED &&
+        o->export_opts.format != AT_FORMAT_FLAMEGRAPH && o->export_opts.format != AT_FORMAT_HTML)
+        option_error("%s needs --format folded, flamegraph or html", "--short-names");
     if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT)
         option_error("%s prints its own comparison; drop --format", "--diff");
     if (o->diff_old && (!o->input || strcmp(o->input, "-") == 0) &&
         strcmp(o->diff_old, "-") == 0)
         option_error("%s: OLD and NEW cannot both be stdin", "--diff");
     if (o->top_given && !at_format_analysed(o->export_opts.format) && !o->diff_old)
-        option_error("%s needs --format report or stats, or --diff", "--top");
+        option_error("%s needs --format report, stats or html, or --diff", "--top");
     if (o->check_filters && !at_filter_opts_active(&o->filter))
         option_error("%s needs --filter, --filter-file, --exclude-filter or --suppressions",
                      "--check-filters");
@@ -401,6 +417,10 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     if (o->analysis_out) {
         push(p, at_analyze_stage_new(t, d, o->analysis_out, o->analysis_arg),
              at_analyze_stage_free);
+    } else if (o->export_opts.format == AT_FORMAT_HTML) {
+        o->html_opts = (at_html_opts){ .fd = out_fd, .short_names = o->export_opts.short_names,
+                                       .top = o->top_given ? o->export_opts.top : AT_HTML_TOP };
+        push(p, at_analyze_stage_new(t, d, at_html_print, &o->html_opts), at_analyze_stage_free);
     } else if (analysed) {
         o->print_opts = (at_an_print_opts){ .fd = out_fd, .top = o->export_opts.top,
                                             .stats = o->export_opts.format == AT_FORMAT_STATS };

@@ -38,6 +38,11 @@ typedef struct at_an_print_opts {
 } at_an_print_opts;
 int at_an_print(void *opts, const at_analysis *an, at_trace *t);
 
+/* What at_an_print does with the descriptor, for any output: write(f, arg)
+ * on a FILE over a copy of fd, then closed. Returns 0, or -1 with errno
+ * set when writing or closing failed. */
+int at_an_print_to(int fd, int (*write)(FILE *f, void *arg), void *arg);
+
 /* --diff: compares the analyses of two runs. A site's key is its frames'
  * functions and file names from main inwards (at_baseline_key), so two
  * builds of one program compare; sites of one key are summed. */

@@ -3,8 +3,9 @@
  * byte picks the mode: odd, the rest is a Callgrind text for webgrind's
  * preprocessing (at_webgrind_preprocess must reject or read it, never
  * crash); even, the rest is a trace whose allocations become samples for
- * every export, written to /dev/null. Our own Callgrind output must always
- * be one webgrind can read: a failure other than "too large" aborts.
+ * every export, written to /dev/null, and whose calls go through the
+ * analyses into the HTML report. Our own Callgrind output must always be
+ * one webgrind can read: a failure other than "too large" aborts.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,9 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "analyze/analyze.h"
 #include "export.h"
+#include "html.h"
 #include "reader.h"
 #include "trace.h"
 
@@ -22,6 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef struct collect {
     at_stage stage;
+    at_stage *analyze; /* every record goes there too */
     at_sample *s;
     size_t n, cap;
 } collect;
@@ -42,6 +46,7 @@ static void take(collect *c, const at_call *call)
 static void put(at_stage *self, const at_record *r)
 {
     collect *c = (collect *)self;
+    c->analyze->put(c->analyze, r);
     if (r->kind == AT_REC_CALL)
         take(c, r->u.call);
     else if (r->kind == AT_REC_GROUP)
@@ -51,7 +56,13 @@ static void put(at_stage *self, const at_record *r)
 
 static void finish(at_stage *self)
 {
-    (void)self;
+    collect *c = (collect *)self;
+    c->analyze->finish(c->analyze);
+}
+
+static int html(void *null_f, const at_analysis *an, at_trace *t)
+{
+    return at_export_html(null_f, an, t, (an->nsites & 1) != 0, 3);
 }
 
 static void exports(const uint8_t *data, size_t size, FILE *null_f)
@@ -60,7 +71,7 @@ static void exports(const uint8_t *data, size_t size, FILE *null_f)
     at_diag_init(&d, "fuzz");
     d.out = null_f;
     at_trace *t = at_trace_new();
-    collect c = { .stage = { put, finish, NULL } };
+    collect c = { .stage = { put, finish, NULL }, .analyze = at_analyze_stage_new(t, &d, html, null_f) };
     if (at_read_mem((const char *)data, size, t, &c.stage, &d) == 0) {
         at_profile *p = at_profile_build(c.s, c.n, t->maps, t->stacks);
         at_export_meta m = { t->header.process, t->header.pid, NULL, (size & 1) != 0 };
@@ -68,11 +79,13 @@ static void exports(const uint8_t *data, size_t size, FILE *null_f)
         errno = 0;
         if (at_export_webgrind(null_f, p, &m) != 0 && errno != EOVERFLOW)
             abort();
-        at_export_folded(null_f, p, AT_COST_BYTES);
-        at_export_folded(null_f, p, AT_COST_BLOCKS);
+        at_export_folded(null_f, p, AT_COST_BYTES, false);
+        at_export_folded(null_f, p, AT_COST_BLOCKS, true);
+        at_export_flamegraph(null_f, p, &m, (size & 2) ? AT_COST_BLOCKS : AT_COST_BYTES, size & 4);
         at_profile_free(p);
     }
     free(c.s);
+    at_analyze_stage_free(c.analyze);
     at_trace_free(t);
 }
 

@@ -50,7 +50,7 @@ static char *folded_text(const at_profile *p, at_cost cost)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    assert_int_equal(at_export_folded(f, p, cost), 0);
+    assert_int_equal(at_export_folded(f, p, cost, false), 0);
     fclose(f);
     return text;
 }
