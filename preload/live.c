@@ -292,22 +292,38 @@ static int lock_stripe(struct stripe *s, int emergency)
 /* Every live block, from shadow.c and from the hash tables, in a mapping
  * of its own (*map_len bytes; NULL when there is none or no memory). The
  * tables stay locked while copied; the shadow is read as it is (see
- * shadow.c on threads still running). */
+ * shadow.c on threads still running), so it may hold more blocks when it
+ * is copied than when it was counted: the copy is then made again, into
+ * more room. Cutting it to the count instead would drop the blocks read
+ * last, whichever they are (leaves are read in directory order), not the
+ * ones just allocated: a block allocated long before exit went missing. */
 static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergency)
 {
-    size_t in_shadow = at_shadow_collect(NULL, 0), total = in_shadow;
+    size_t in_shadow = at_shadow_collect(NULL, 0), in_tables = 0;
     int locked[STRIPES];
     for (int i = 0; i < STRIPES; i++) {
         locked[i] = lock_stripe(&stripes[i], emergency);
-        total += locked[i] ? stripes[i].count : 0;
+        in_tables += locked[i] ? stripes[i].count : 0;
     }
-    *map_len = total * sizeof(struct at_live_block);
     struct at_live_block *all = NULL;
-    if (total) {
+    *n = 0;
+    *map_len = 0;
+    for (size_t room = in_shadow; in_shadow + in_tables > 0;) {
+        room += room / 8 + 64;   /* for blocks allocated meanwhile */
+        *map_len = (room + in_tables) * sizeof(struct at_live_block);
         void *m = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        all = m == MAP_FAILED ? NULL : m;
+        if (m == MAP_FAILED)
+            break;
+        all = m;
+        size_t seen = at_shadow_collect(all, room);
+        if (seen <= room) {
+            *n = seen;
+            break;
+        }
+        munmap(all, *map_len);
+        all = NULL;
+        room = seen;
     }
-    *n = all ? at_shadow_collect(all, in_shadow) : 0;
     for (int i = 0; i < STRIPES; i++) {
         if (!locked[i])
             continue;

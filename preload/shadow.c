@@ -228,7 +228,7 @@ size_t at_shadow_collect(struct at_live_block *out, size_t max)
             if (__atomic_load_n(&l->touched[page / 64], __ATOMIC_RELAXED) >> (page % 64) & 1)
                 n = scan_page(l, base, page, out, max, n);
     }
-    return out && n > max ? max : n;
+    return n;
 }
 
 void at_shadow_exclusions(at_range_fn *add, void *ctx)

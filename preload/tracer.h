@@ -316,8 +316,9 @@ int at_shadow_take(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Called by the hooks before unwinding: starts loading the slot a new
  * block will take, while the unwinder runs. */
 void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
-/* Copies up to `max` kept blocks to `out` and returns how many it copied;
- * with out NULL, counts them. */
+/* Copies up to `max` kept blocks to `out` and returns how many it saw,
+ * which is more than `max` when blocks did not fit; with out NULL, counts
+ * them. */
 size_t at_shadow_collect(struct at_live_block *out, size_t max) AT_HIDDEN;
 /* Hands every leaf mapping to add (see at_live_exclusions). */
 void at_shadow_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;

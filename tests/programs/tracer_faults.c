@@ -13,7 +13,9 @@
  *   handler        installs its own SIGTERM handler, which prints and calls
  *                  exit(7), then raises SIGTERM; first prints what
  *                  sigaction() says SIGTERM's disposition is
- *   thread-exit    a thread calls exit(5) while two others allocate
+ *   thread-exit [N]  a thread calls exit(5) while two others allocate; with
+ *                  N, each of those holds N blocks of 64 bytes, then frees
+ *                  them all (the number of live blocks swings by 2N)
  *   thread-quick-exit  a thread calls quick_exit(6) while two others allocate
  *   fork-noexec    the child execvp()s a missing program, then allocates 888
  *                  (leaked) and exits 0; the parent waits, prints the status
@@ -33,13 +35,17 @@
 #include <unistd.h>
 
 static volatile int stop;
+static int churn_batch = 1;
 
 static void *churn(void *arg)
 {
     (void)arg;
+    void *volatile held[1024];
     while (!stop) {
-        void *volatile p = malloc(64);
-        free(p);
+        for (int i = 0; i < churn_batch; i++)
+            held[i] = malloc(64);
+        for (int i = 0; i < churn_batch; i++)
+            free(held[i]);
     }
     return NULL;
 }
@@ -137,6 +143,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "thread-exit") == 0 || strcmp(mode, "thread-quick-exit") == 0) {
         static int quick;
         quick = strcmp(mode, "thread-quick-exit") == 0;
+        if (argc > 2 && atoi(arg) > 0 && atoi(arg) <= 1024)
+            churn_batch = atoi(arg);
         start_churn(t);
         pthread_t e;
         pthread_create(&e, NULL, exit_thread, &quick);
