@@ -16,10 +16,14 @@
  *   stack without lines, so several groups of a process can share a key
  *   (two mallocs in one function); they are compared with the baseline as
  *   one sum.
- * - A gate that fails for a reason other than leaks (the program's own
- *   error with --fail-on-program-error, unused suppressions with
- *   --fail-on-unused-suppressions) exits with the leak exit code, or 1
- *   when that was set to 0: asking for the failure means wanting one.
+ * - When no leak fails the gate, the program's own non-zero exit status
+ *   is the gate's (as valgrind does): used as a test wrapper, a failing
+ *   test stays a failure, and 77 (automake's skip) stays a skip. Leaks
+ *   take precedence with the leak exit code; 3 (nothing trustworthy)
+ *   before both. --ignore-program-status turns the pass-through off.
+ * - Unused suppressions with --fail-on-unused-suppressions exit with the
+ *   leak exit code, or 1 when that was set to 0: asking for the failure
+ *   means wanting one.
  */
 #include "gate.h"
 #include "xalloc.h"
@@ -242,6 +246,12 @@ static size_t unused_user_suppressions(const at_gate *g)
     return n;
 }
 
+/* The program's own failure is the gate's (unless --ignore-program-status). */
+static bool program_fails(const at_gate *g)
+{
+    return !g->opt.ignore_program_status && g->opt.program_status > 0;
+}
+
 static int failure_code(const at_gate *g)
 {
     return g->opt.leak_exitcode ? g->opt.leak_exitcode : AT_GATE_LEAKS;
@@ -280,8 +290,8 @@ int at_gate_finish(at_gate *g)
         g->verdict = AT_GATE_UNTRUSTED;
     else if (gating > 0)
         g->verdict = g->opt.leak_exitcode;
-    else if (g->opt.fail_on_program_error && g->opt.program_status > 0)
-        g->verdict = failure_code(g);
+    else if (program_fails(g))
+        g->verdict = g->opt.program_status;
     else if (g->opt.fail_on_unused && unused_user_suppressions(g) > 0)
         g->verdict = failure_code(g);
     else
@@ -403,8 +413,9 @@ static void print_verdict(FILE *out, const at_gate *g)
     if (groups)
         fprintf(out, "alloctrace: %zu leak group(s)%s fail the gate\n", groups,
                 g->baseline ? " new or grown against the baseline" : "");
-    else if (g->opt.fail_on_program_error && g->opt.program_status > 0)
-        fputs("alloctrace: the program's error fails the gate (--fail-on-program-error)\n", out);
+    else if (program_fails(g))
+        fprintf(out, "alloctrace: no leak fails the gate; exiting with the program's own status %d "
+                     "(--ignore-program-status to exit 0)\n", g->opt.program_status);
     else if (g->opt.fail_on_unused && unused_user_suppressions(g))
         fputs("alloctrace: unused suppressions fail the gate (--fail-on-unused-suppressions)\n", out);
 }

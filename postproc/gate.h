@@ -100,7 +100,7 @@ typedef struct at_gate_supp_use {
 
 typedef struct at_gate_options {
     int leak_exitcode;          /* 1 unless --leak-exitcode */
-    bool fail_on_program_error; /* the program's non-zero exit fails the gate */
+    bool ignore_program_status; /* no: a clean run exits with the program's own status */
     bool fail_on_unused;        /* an unused user suppression fails the gate */
     bool gen_suppressions;      /* print a filter line per group left */
     size_t max_groups;          /* groups shown per process; 0: all */

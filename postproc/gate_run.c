@@ -66,7 +66,7 @@ typedef struct gate_opts {
 } gate_opts;
 
 enum {
-    O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
+    O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
     O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS,
 };
@@ -76,6 +76,7 @@ static const struct option long_opts[] = {
     { "default-suppressions", required_argument, NULL, O_DEFAULT_SUPP },
     { "leak-exitcode", required_argument, NULL, O_LEAK_EXIT },
     { "fail-on-program-error", no_argument, NULL, O_FAIL_PROG },
+    { "ignore-program-status", no_argument, NULL, O_IGNORE_PROG },
     { "fail-on-unused-suppressions", no_argument, NULL, O_FAIL_UNUSED },
     { "gen-suppressions", no_argument, NULL, O_GEN },
     { "max-groups", required_argument, NULL, O_MAX_GROUPS },
@@ -113,7 +114,10 @@ static void usage(FILE *f)
           "                                possible, reachable, libc, all, none (default\n"
           "                                definite,indirect, as valgrind's\n"
           "                                --errors-for-leak-kinds and LSan)\n"
-          "      --fail-on-program-error   the program's non-zero exit fails the gate\n"
+          "      --ignore-program-status   exit 0 when no leak fails the gate, whatever the\n"
+          "                                program's status (default: the program's own\n"
+          "                                non-zero status, as valgrind; leaks win)\n"
+          "      --fail-on-program-error   the default; undoes --ignore-program-status\n"
           "      --fail-on-unused-suppressions\n"
           "                                a suppression that took nothing fails the gate\n"
           "      --gen-suppressions        print a suppression line per leak group left\n"
@@ -172,11 +176,12 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_SUPP: o->supps[o->nsupps++] = optarg; break;
         case O_DEFAULT_SUPP: o->default_supp = optarg; break;
         case O_LEAK_EXIT: o->gate.leak_exitcode = (int)number("--leak-exitcode", optarg, 255); break;
-        case O_FAIL_PROG: o->gate.fail_on_program_error = true; break;
         case O_LEAK_KINDS:
             if (at_leak_kinds_parse(optarg, &o->gate.fail_kinds) != 0)
                 usage_error("--leak-kinds: unknown kind in '%s' (" AT_LEAK_KINDS_WORDS ")", optarg);
             break;
+        case O_FAIL_PROG: o->gate.ignore_program_status = false; break;
+        case O_IGNORE_PROG: o->gate.ignore_program_status = true; break;
         case O_FAIL_UNUSED: o->gate.fail_on_unused = true; break;
         case O_GEN: o->gate.gen_suppressions = true; break;
         case O_MAX_GROUPS: o->gate.max_groups = (size_t)number("--max-groups", optarg, 1L << 30); break;

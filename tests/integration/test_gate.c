@@ -218,14 +218,14 @@ static void baseline_gates_only_new_and_grown_groups(void **state)
     free(base);
 }
 
-static void updating_the_baseline_still_fails_on_program_error(void **state)
+static void updating_the_baseline_keeps_the_program_status(void **state)
 {
     (void)state;
     char *base = h_fmt("%s/b.baseline", h_tmpdir());
-    h_result r = check("--baseline", base, "--update-baseline", "--fail-on-program-error", "--",
-                       PROG("gate_leaky"), "buf=1", "exit=3");
-    assert_int_equal(r.status, 1);
-    has(r.err, "the program's error fails the gate (--fail-on-program-error)\n");
+    h_result r = check("--baseline", base, "--update-baseline", "--",
+                       PROG("gate_leaky"), "buf=1", "exit=4");
+    assert_int_equal(r.status, 4);
+    has(r.err, "exiting with the program's own status 4 (--ignore-program-status to exit 0)\n");
     h_result_free(&r);
     char *text = h_read_file(base, NULL);
     assert_non_null(text);
@@ -365,22 +365,48 @@ static void default_suppressions_pass_empty_cxx_iostream_program(void **state)
     h_result_free(&r);
 }
 
-static void program_error_is_reported_and_fails_when_asked(void **state)
+/* As valgrind: a clean run exits with the program's own status. */
+static void program_status_passes_through_when_no_leak_fails(void **state)
 {
     (void)state;
-    h_result r = check("--", PROG("gate_clean"));
-    h_result_free(&r);
-    r = check("--", PROG("gate_leaky"), "exit=5");
-    assert_int_equal(r.status, 0);
+    h_result r = check("--", PROG("gate_leaky"), "exit=5");
+    assert_int_equal(r.status, 5);
     has(r.err, "alloctrace: the program exited with status 5\n");
+    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
-    r = check("--fail-on-program-error", "--", PROG("gate_leaky"), "exit=5");
-    assert_int_equal(r.status, 1);
+    /* automake's "skipped" and "hard error" stay what they are. */
+    r = check("--", PROG("gate_leaky"), "exit=77");
+    assert_int_equal(r.status, 77);
     h_result_free(&r);
     /* An exit status above 128 from a whole trace is not a signal. */
     r = check("--", PROG("gate_leaky"), "exit=139");
-    assert_int_equal(r.status, 0);
+    assert_int_equal(r.status, 139);
     has(r.err, "the program exited with status 139\n");
+    h_result_free(&r);
+}
+
+static void ignore_program_status_exits_0_when_clean(void **state)
+{
+    (void)state;
+    h_result r = check("--ignore-program-status", "--", PROG("gate_leaky"), "exit=5");
+    assert_int_equal(r.status, 0);
+    has(r.err, "alloctrace: the program exited with status 5\n");
+    h_result_free(&r);
+    /* The default back, the old option's name. */
+    r = check("--ignore-program-status", "--fail-on-program-error", "--", PROG("gate_leaky"), "exit=5");
+    assert_int_equal(r.status, 5);
+    h_result_free(&r);
+}
+
+static void leaks_win_over_the_program_status(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_leaky"), "buf=1", "exit=5");
+    assert_int_equal(r.status, 1);
+    has(r.err, "alloctrace: 1 leak group(s) fail the gate\n");
+    h_result_free(&r);
+    r = check("--leak-exitcode", "42", "--", PROG("gate_leaky"), "buf=1", "exit=5");
+    assert_int_equal(r.status, 42);
     h_result_free(&r);
 }
 
@@ -544,14 +570,16 @@ int main(void)
         T(unused_suppression_is_listed_and_fails_when_asked),
         T(broken_suppression_file_exits_2_with_line_and_column),
         T(baseline_gates_only_new_and_grown_groups),
-        T(updating_the_baseline_still_fails_on_program_error),
+        T(updating_the_baseline_keeps_the_program_status),
         T(json_result_checked_field_by_field),
         T(junit_result_checked_field_by_field),
         T(follow_children_judges_and_names_each_process),
         T(process_regex_judges_only_matching_programs),
         T(empty_c_program_passes_without_suppressions),
         T(default_suppressions_pass_empty_cxx_iostream_program),
-        T(program_error_is_reported_and_fails_when_asked),
+        T(program_status_passes_through_when_no_leak_fails),
+        T(ignore_program_status_exits_0_when_clean),
+        T(leaks_win_over_the_program_status),
         T(leak_exitcode_and_max_groups),
         T(generated_suppressions_silence_the_run_when_fed_back),
         T(trace_dir_keeps_the_traces_and_must_be_empty),

@@ -260,21 +260,21 @@ static void killed_program_is_untrusted_and_named(void **state)
     at_gate_free(g);
 }
 
-static void program_error_is_reported_and_fails_only_when_asked(void **state)
+static void program_status_is_the_verdict_unless_ignored(void **state)
 {
     fixture *f = *state;
     f->opt.program_status = 4;
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_add_process(g, "t.txt", "./a", 1);
-    assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
+    assert_int_equal(at_gate_finish(g), 4);
     char *r = report_of(g, at_gate_print_report);
     assert_non_null(strstr(r, "alloctrace: the program exited with status 4\n"));
     free(r);
     at_gate_free(g);
-    f->opt.fail_on_program_error = true;
+    f->opt.ignore_program_status = true;
     g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_add_process(g, "t.txt", "./a", 1);
-    assert_int_equal(at_gate_finish(g), AT_GATE_LEAKS);
+    assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
     at_gate_free(g);
 }
 
@@ -544,9 +544,9 @@ int main(void)
         T(no_process_is_untrusted),
         T(truncated_trace_is_untrusted_even_without_leaks),
         T(killed_program_is_untrusted_and_named),
-        T(program_error_is_reported_and_fails_only_when_asked),
         T(only_failing_kinds_make_groups_every_kind_is_summed),
         cmocka_unit_test(leak_kinds_list_parses_valgrind_words),
+        T(program_status_is_the_verdict_unless_ignored),
         T(report_shows_each_frame_and_the_summary),
         T(unresolved_frames_show_address_and_module),
         T(max_groups_shows_the_largest_and_counts_the_rest),
