@@ -173,6 +173,9 @@ char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i
 int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *));
 int at_gate_write_json(const at_gate *g, const char *path);
 int at_gate_write_junit(const at_gate *g, const char *path);
+/* The leaks as a valgrind memcheck log, the form ctest -T memcheck reads
+ * (gate_vglog.c). */
+int at_gate_write_valgrind_log(const at_gate *g, const char *path);
 
 /* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 when
  * s[0] does not start one (gate_utf8.c). */

@@ -53,7 +53,7 @@ typedef struct gate_opts {
     const char **supps;
     size_t nsupps;
     const char *default_supp;
-    const char *baseline, *json, *junit, *output;
+    const char *baseline, *json, *junit, *log_file, *output;
     const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
     const char *cache_dir_given; /* --cache-dir */
@@ -68,7 +68,7 @@ typedef struct gate_opts {
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -84,6 +84,7 @@ static const struct option long_opts[] = {
     { "update-baseline", no_argument, NULL, O_UPDATE_BASELINE },
     { "json", required_argument, NULL, O_JSON },
     { "junit", required_argument, NULL, O_JUNIT },
+    { "log-file", required_argument, NULL, O_LOG_FILE },
     { "program-status", required_argument, NULL, O_PROG_STATUS },
     { "program-signal", required_argument, NULL, O_PROG_SIGNAL },
     { "process", required_argument, NULL, O_PROCESS },
@@ -126,6 +127,8 @@ static void usage(FILE *f)
           "      --update-baseline         write the groups left into the --baseline FILE\n"
           "      --json FILE               write the result as JSON (alloctrace-gate/1)\n"
           "      --junit FILE              write the result as JUnit XML\n"
+          "      --log-file FILE           write the leaks as a valgrind memcheck log (what\n"
+          "                                ctest -T memcheck reads)\n"
           "      --program-status N        the program's exit status, for the report\n"
           "      --program-signal N        the signal that killed the program\n"
           "      --process REGEX           judge only processes whose program (the trace\n"
@@ -189,6 +192,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_UPDATE_BASELINE: o->update_baseline = true; break;
         case O_JSON: o->json = optarg; break;
         case O_JUNIT: o->junit = optarg; break;
+        case O_LOG_FILE: o->log_file = optarg; break;
         case O_PROG_STATUS: o->gate.program_status = (int)number("--program-status", optarg, 255); break;
         case O_PROG_SIGNAL: o->gate.program_signal = (int)number("--program-signal", optarg, 128); break;
         case O_PROCESS: o->process_re = optarg; break;
@@ -451,6 +455,10 @@ static int write_results(const gate_opts *o, const at_gate *g)
     }
     if (o->junit && at_gate_write_junit(g, o->junit) != 0) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->junit, strerror(errno));
+        rc = -1;
+    }
+    if (o->log_file && at_gate_write_valgrind_log(g, o->log_file) != 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->log_file, strerror(errno));
         rc = -1;
     }
     return rc;

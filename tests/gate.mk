@@ -10,7 +10,8 @@ GATE_PROGS := $(GP)/gate_leaky $(GP)/gate_clean $(GP)/libgate_lib.so $(GP)/gate_
               $(GP)/gate_static
 GATE_PROG_CFLAGS := -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
-INTEGRATION_TESTS += tests/integration/test_gate.c tests/integration/test_gate_traces.c
+INTEGRATION_TESTS += tests/integration/test_gate.c tests/integration/test_gate_traces.c \
+                     tests/integration/test_gate_recipes.c
 TEST_DEPS += preload/liballoctrace.so postproc/alloctrace-postproc $(GATE_PROGS)
 
 $(GP)/gate_%: tests/programs/gate_%.c

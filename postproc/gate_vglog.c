@@ -1,0 +1,93 @@
+/*
+ * postproc/gate_vglog.c: the gate's leaks as a valgrind memcheck log
+ * (--log-file FILE), so that `ctest -T memcheck` with
+ * MEMORYCHECK_TYPE=Valgrind and the gate as MEMORYCHECK_COMMAND counts
+ * them: ctest reads the file it named with valgrind's --log-file= and
+ * counts one defect per "... bytes in ... blocks are definitely lost in
+ * loss record I of N" line.
+ *
+ * Decisions:
+ * - One loss record per leak group that fails the gate, so ctest's defect
+ *   count equals the gate's group count. Groups within a baseline do not
+ *   fail and are not written.
+ * - Each process's records carry its own pid as valgrind's "==PID==", and
+ *   are numbered per process, as valgrind numbers them per process.
+ * - Numbers use valgrind's thousands separators ("1,024 bytes"); frames
+ *   read "at 0xADDR: FUNCTION (FILE:LINE)" or "(in MODULE)", "???" for an
+ *   unknown function. The allocation function itself is not a frame here
+ *   (the tracer's stacks start at its caller), so frame 0 is the caller.
+ * - A run that could not be judged writes no record: ctest then shows no
+ *   defect, and the gate's exit status (3) fails the test.
+ */
+#include "gate.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* n with a ',' every three digits, as valgrind writes counts. */
+static void thousands(FILE *f, uint64_t n)
+{
+    char digits[32];
+    int len = snprintf(digits, sizeof digits, "%" PRIu64, n);
+    for (int i = 0; i < len; i++) {
+        fputc(digits[i], f);
+        if (i < len - 1 && (len - 1 - i) % 3 == 0)
+            fputc(',', f);
+    }
+}
+
+static void frame(FILE *f, long pid, unsigned i, const at_frame_info *fr)
+{
+    fprintf(f, "==%ld==    %s 0x%" PRIX64 ": %s", pid, i == 0 ? "at" : "by", fr->addr,
+            strcmp(fr->function, AT_UNKNOWN) != 0 ? fr->function : "???");
+    if (strcmp(fr->file, AT_UNKNOWN) != 0)
+        fprintf(f, " (%s:%u)\n", at_path_base(fr->file), fr->line);
+    else if (strcmp(fr->module, AT_UNKNOWN) != 0)
+        fprintf(f, " (in %s)\n", fr->module);
+    else
+        fputc('\n', f);
+}
+
+static void process_records(FILE *f, const at_gate_proc *p)
+{
+    long pid = p->pid >= 0 ? p->pid : 0;
+    size_t n = p->gating_groups, k = 0;
+    for (size_t i = 0; i < p->ngroups; i++) {
+        const at_gate_group *grp = &p->groups[i];
+        if (grp->base == AT_BASE_KNOWN)
+            continue;
+        fprintf(f, "==%ld== ", pid);
+        thousands(f, grp->bytes);
+        fputs(" bytes in ", f);
+        thousands(f, grp->blocks);
+        fprintf(f, " blocks are definitely lost in loss record %zu of %zu\n", ++k, n);
+        for (uint32_t j = 0; j < grp->nframes; j++)
+            frame(f, pid, j, &grp->frames[j]);
+        fprintf(f, "==%ld== \n", pid);
+    }
+    if (p->ngroups || p->suppressed_blocks) {
+        fprintf(f, "==%ld== LEAK SUMMARY:\n==%ld==    definitely lost: ", pid, pid);
+        thousands(f, p->gating_bytes);
+        fputs(" bytes in ", f);
+        thousands(f, p->gating_blocks);
+        fprintf(f, " blocks\n==%ld==         suppressed: ", pid);
+        thousands(f, p->suppressed_bytes);
+        fputs(" bytes in ", f);
+        thousands(f, p->suppressed_blocks);
+        fprintf(f, " blocks\n==%ld== \n", pid);
+    }
+    fprintf(f, "==%ld== ERROR SUMMARY: %zu errors from %zu contexts\n", pid, n, n);
+}
+
+static void document(FILE *f, const at_gate *g)
+{
+    for (size_t i = 0; i < g->nprocs; i++)
+        process_records(f, &g->procs[i]);
+    if (g->untrusted)
+        fprintf(f, "==0== alloctrace: nothing trustworthy to judge: %s\n", g->untrusted);
+}
+
+int at_gate_write_valgrind_log(const at_gate *g, const char *path)
+{
+    return at_gate_write_file(g, path, document);
+}
