@@ -56,6 +56,7 @@ typedef struct gate_opts {
     const char *baseline, *json, *junit, *log_file, *output;
     const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
+    bool check_config; /* --check-config: check files and options, judge nothing */
     const char *cache_dir_given; /* --cache-dir */
     bool no_cache;               /* --no-cache */
     char *cache_dir;             /* the resolver's (at_resolve_cache_dir) */
@@ -68,7 +69,7 @@ typedef struct gate_opts {
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG,
 };
 
 static const struct option long_opts[] = {
@@ -92,6 +93,7 @@ static const struct option long_opts[] = {
     { "no-cache", no_argument, NULL, O_NO_CACHE },
     { "remove", required_argument, NULL, O_REMOVE },
     { "leak-kinds", required_argument, NULL, O_LEAK_KINDS },
+    { "check-config", no_argument, NULL, O_CHECK_CONFIG },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -140,6 +142,10 @@ static void usage(FILE *f)
           "      --no-cache                no cache directory\n"
           "      --remove FILE             delete FILE when done, whatever the verdict\n"
           "                                (repeatable; the gate's temporary files)\n"
+          "      --check-config            check the suppression and baseline files, that\n"
+          "                                the output files can be written and the options;\n"
+          "                                judge nothing: exit 0, or 2 with one line (what\n"
+          "                                alloctrace --check runs before the program)\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -199,6 +205,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_CACHE_DIR: o->cache_dir_given = optarg; break;
         case O_NO_CACHE: o->no_cache = true; break;
         case O_REMOVE: o->removes[o->nremoves++] = optarg; break;
+        case O_CHECK_CONFIG: o->check_config = true; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -432,6 +439,53 @@ static bool wanted(const char *path, const regex_t *re)
 
 /* ---- the run ------------------------------------------------------------- */
 
+/* Whether path can be written as an output, checked before the program
+ * runs (a typo in --json must not cost a whole test suite). An existing
+ * file is opened without truncating it; a missing one is created and
+ * removed again. O_NONBLOCK: a FIFO without a reader must not hang. */
+static int check_writable(const char *opt, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0 && errno != ENXIO) { /* ENXIO: a FIFO with no reader yet is fine */
+        fprintf(stderr, GATE_PROGRAM ": %s %s: cannot be written: %s\n", opt, path, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+/* --check-config: every file and option the judging will need, before
+ * the program runs (the suppression and baseline files were read by the
+ * caller already). */
+static int check_config(const gate_opts *o)
+{
+    if (o->json && check_writable("--json", o->json) != 0)
+        return AT_GATE_USAGE;
+    if (o->junit && check_writable("--junit", o->junit) != 0)
+        return AT_GATE_USAGE;
+    if (o->log_file && check_writable("--log-file", o->log_file) != 0)
+        return AT_GATE_USAGE;
+    if (o->output && strcmp(o->output, "-") != 0 && check_writable("--output", o->output) != 0)
+        return AT_GATE_USAGE;
+    if (o->update_baseline && check_writable("--baseline", o->baseline) != 0)
+        return AT_GATE_USAGE;
+    regex_t re;
+    if (o->process_re) {
+        if (regcomp(&re, o->process_re, REG_EXTENDED | REG_NOSUB) != 0) {
+            fprintf(stderr, GATE_PROGRAM ": --process: bad regular expression '%s'\n", o->process_re);
+            return AT_GATE_USAGE;
+        }
+        regfree(&re);
+    }
+    return AT_GATE_PASS;
+}
+
 static at_gate_supp *load_suppressions(const gate_opts *o)
 {
     at_gate_supp *s = at_gate_supp_new();
@@ -562,6 +616,10 @@ int at_gate_main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             goto done;
         }
+    }
+    if (o.check_config) {
+        status = check_config(&o);
+        goto done;
     }
     if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PROG(name) h_path("build/tests/programs/" name)
 
@@ -509,6 +510,47 @@ static char *listing(const char *dir)
     return out;
 }
 
+/* A bad configuration is found before the program starts: exit 2, one
+ * line naming the file, and the program (here `touch MARKER`) never ran. */
+static void configuration_errors_exit_2_before_the_program_runs(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *marker = h_fmt("%s/the-program-ran", dir);
+    char *bad = write_tmp("typo.supp", "functions contains [ ... main\n");
+    char *nobase = h_fmt("%s/missing.baseline", dir);
+    char *nojson = h_fmt("%s/no/such/dir/r.json", dir);
+    const struct {
+        const char *opt, *value, *says;
+    } cases[] = {
+        { "--suppressions", bad, "typo.supp:1:" },
+        { "--baseline", nobase, "missing.baseline: No such file or directory" },
+        { "--json", nojson, "--json " },
+        { "--junit", dir, "--junit " },
+        { "--log-file", nojson, "--log-file " },
+        { "--process", "(", "--process: bad regular expression" },
+        { "--tool", "helgrind", "--tool=helgrind: the gate stands in for memcheck only" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        h_result r = check(cases[i].opt, cases[i].value, "--", "touch", marker);
+        if (r.status != 2 || h_count_lines(r.err, ".") != 1 || !strstr(r.err, cases[i].says))
+            fail_msg("%s %s: status %d, stderr:\n%s", cases[i].opt, cases[i].value, r.status, r.err);
+        assert_int_equal(access(marker, F_OK), -1);
+        h_result_free(&r);
+    }
+    /* The same options, right, and the program runs. */
+    char *json = h_fmt("%s/r.json", dir);
+    h_result r = check("--json", json, "--", "touch", marker);
+    assert_int_equal(access(marker, F_OK), 0);
+    assert_int_equal(access(json, F_OK), 0);
+    h_result_free(&r);
+    free(json);
+    free(nojson);
+    free(nobase);
+    free(bad);
+    free(marker);
+}
+
 /* The traces and the pid file go to $TMPDIR and are gone after every
  * verdict: leaks, none, a death by signal. */
 static void gate_leaves_no_temporary_files(void **state)
@@ -585,6 +627,7 @@ int main(void)
         T(trace_dir_keeps_the_traces_and_must_be_empty),
         T(launcher_check_mode_is_the_gate),
         T(usage_errors_exit_2),
+        T(configuration_errors_exit_2_before_the_program_runs),
         T(gate_leaves_no_temporary_files),
         T(gate_never_reuses_a_taken_name),
     };
