@@ -57,6 +57,7 @@ typedef struct gate_opts {
     const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
     bool check_config; /* --check-config: check files and options, judge nothing */
+    const char *convert; /* --convert-suppressions FILE */
     const char *cache_dir_given; /* --cache-dir */
     bool no_cache;               /* --no-cache */
     char *cache_dir;             /* the resolver's (at_resolve_cache_dir) */
@@ -69,7 +70,7 @@ typedef struct gate_opts {
 enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
 };
 
 static const struct option long_opts[] = {
@@ -94,6 +95,7 @@ static const struct option long_opts[] = {
     { "remove", required_argument, NULL, O_REMOVE },
     { "leak-kinds", required_argument, NULL, O_LEAK_KINDS },
     { "check-config", no_argument, NULL, O_CHECK_CONFIG },
+    { "convert-suppressions", required_argument, NULL, O_CONVERT },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -109,7 +111,8 @@ static void usage(FILE *f)
           "file) or 3 (nothing trustworthy to judge: no trace, a truncated trace, the\n"
           "program killed by a signal).\n"
           "\n"
-          "      --suppressions FILE       filters of leaks to ignore (repeatable)\n"
+          "      --suppressions FILE       leaks to ignore (repeatable): filters, or valgrind's\n"
+          "                                or LeakSanitizer's suppression files\n"
           "      --default-suppressions FILE\n"
           "                                the shipped defaults (not listed when unused)\n"
           "      --leak-exitcode N         exit status when leaks are left (default 1)\n"
@@ -146,6 +149,9 @@ static void usage(FILE *f)
           "                                the output files can be written and the options;\n"
           "                                judge nothing: exit 0, or 2 with one line (what\n"
           "                                alloctrace --check runs before the program)\n"
+          "      --convert-suppressions FILE\n"
+          "                                print a valgrind or LeakSanitizer suppression file\n"
+          "                                translated to the filter language, and exit\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -206,6 +212,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_NO_CACHE: o->no_cache = true; break;
         case O_REMOVE: o->removes[o->nremoves++] = optarg; break;
         case O_CHECK_CONFIG: o->check_config = true; break;
+        case O_CONVERT: o->convert = optarg; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -604,6 +611,13 @@ int at_gate_main(int argc, char **argv)
 {
     gate_opts o;
     parse(argc, argv, &o);
+    if (o.convert) {
+        int rc = at_gate_supp_convert(o.convert, stdout) == 0 ? AT_GATE_PASS : AT_GATE_USAGE;
+        free(o.supps);
+        free(o.removes);
+        free(o.cache_dir);
+        return rc;
+    }
     at_gate_supp *supp = load_suppressions(&o);
     at_baseline *base = NULL;
     FILE *out = stdout;
