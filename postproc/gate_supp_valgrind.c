@@ -86,6 +86,7 @@ typedef struct elem {
     elem_kind kind;
     char *re;      /* the regex of the filter element, NULL for "..." */
     unsigned line; /* src:FILE:LINE; 0: any */
+    bool exact;    /* fun: without wildcards: never operator new unless named so */
 } elem;
 
 typedef struct supp {
@@ -115,6 +116,8 @@ static bool glob_matches_any(const char *p, size_t plen, const char *const *name
             return true;
     return false;
 }
+
+#define GLOB_ANY(p, len, names) glob_matches_any(p, len, names, sizeof names / sizeof *names)
 
 static bool has_wildcard(const char *p, size_t len)
 {
@@ -244,6 +247,8 @@ static int add_frame_line(supp *s, const at_supp_line *l, at_demangler *dm, cons
         e.kind = E_ANY_RUN;
     } else if (l->len > 4 && memcmp(l->s, "fun:", 4) == 0) {
         e.kind = E_FUN;
+        e.exact = !has_wildcard(p, len) && !GLOB_ANY(p, len, new_allocators) &&
+                  !GLOB_ANY(p, len, new_wrapper_allocators);
         if (!(e.re = fun_regex(p, len, dm, path, l->number, err)))
             return -1;
     } else if (l->len > 4 && memcmp(l->s, "obj:", 4) == 0) {
@@ -268,8 +273,6 @@ static int add_frame_line(supp *s, const at_supp_line *l, at_demangler *dm, cons
     return 0;
 }
 
-#define GLOB_ANY(p, len, names) glob_matches_any(p, len, names, sizeof names / sizeof *names)
-
 /* Which allocation functions the first frame line may name: C ones, the
  * plain operator new, its nothrow and aligned forms. */
 static void first_frame_names(const supp *s, bool *c, bool *cxx, bool *cxx_forms)
@@ -291,6 +294,8 @@ static void first_frame_names(const supp *s, bool *c, bool *cxx, bool *cxx_forms
     }
 }
 
+#define NEW_RE "^operator new(?:\\[\\])?\\("
+
 /* One list of the filter: kind k's elements (others as one-frame
  * wildcards), outermost first, after `news` operator new frames. */
 static void print_list(FILE *out, const char *name, elem_kind k, const elem *v, size_t from,
@@ -309,12 +314,14 @@ static void print_list(FILE *out, const char *name, elem_kind k, const elem *v, 
         }
     }
     for (int i = 0; i < news; i++)
-        fputs(k == E_FUN ? " #\"^operator new(?:\\[\\])?\\(\"#" : " #\"^\"#", out);
+        fputs(k == E_FUN ? " #\"" NEW_RE "\"#" : " #\"^\"#", out);
     fputs(" ]", out);
 }
 
-/* The filter for the frames v[from..n) after `news` operator new frames. */
-static char *filter_of(const supp *s, size_t from, int news)
+/* The filter for the frames v[from..n) after `news` operator new frames;
+ * `not_new`: the innermost frame must not be operator new (memcheck's
+ * frame 0 was a C allocation function, not operator new). */
+static char *filter_of(const supp *s, size_t from, int news, bool not_new)
 {
     bool fun = news > 0, obj = false, src = false;
     for (size_t i = from; i < s->n; i++) {
@@ -337,6 +344,8 @@ static char *filter_of(const supp *s, size_t from, int news)
         fputs(fun || obj ? " && " : "", out);
         print_list(out, "callstack", E_SRC, s->v, from, s->n, news);
     }
+    if (not_new && !(from < s->n && s->v[from].exact))
+        fputs(" && functions excludes [ ... #\"" NEW_RE "\"# ]", out);
     fclose(out);
     return f;
 }
@@ -352,16 +361,16 @@ static void translate(const supp *s, at_supp_entry *e)
         bool only_alloc = first < s->n && s->v[1].kind == E_FUN &&
                           !has_wildcard(s->first_text, s->first_len) && (c || cxx || cxx_forms);
         if (!only_alloc) {
-            at_supp_add_filter(e, filter_of(s, 0, 0));
+            at_supp_add_filter(e, filter_of(s, 0, 0, false));
             return;
         }
     }
     if (c)
-        at_supp_add_filter(e, filter_of(s, first + 1, 0));
+        at_supp_add_filter(e, filter_of(s, first + 1, 0, !(cxx || cxx_forms)));
     if (cxx || cxx_forms)
-        at_supp_add_filter(e, filter_of(s, first + 1, 1));
+        at_supp_add_filter(e, filter_of(s, first + 1, 1, false));
     if (cxx_forms)
-        at_supp_add_filter(e, filter_of(s, first + 1, 2));
+        at_supp_add_filter(e, filter_of(s, first + 1, 2, false));
     if (!c && !cxx && !cxx_forms) {
         e->note = at_xasprintf("never matches a leak, in memcheck as here: its first frame line "
                                "(%.*s) names no allocation function",

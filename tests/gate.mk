@@ -1,6 +1,7 @@
 # Tests of the leak gate: unit tests on groups built in the test; integration
 # tests run alloctrace-check on the gate_* programs.
 UNIT_TESTS += tests/unit/test_gate.c tests/unit/test_gate_baseline.c tests/unit/test_gate_export.c \
+              tests/unit/test_gate_supp_foreign.c \
               tests/unit/test_gate_supp.c
 
 # Test programs: -O0 -g so every allocation stays at its source line.
@@ -29,3 +30,4 @@ $(GP)/gate_empty_cxx: tests/programs/gate_empty_cxx.cc
 $(GP)/gate_static: tests/programs/gate_clean.c
 	@mkdir -p $(@D)
 	$(CC) $(GATE_PROG_CFLAGS) -static $< -o $@
+FUZZ_TARGETS += tests/fuzz/fuzz_supp_foreign.c
