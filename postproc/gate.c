@@ -91,7 +91,7 @@ at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char
         g->procs = at_xrealloc(g->procs, g->cap * sizeof *g->procs);
     }
     at_gate_proc *p = &g->procs[g->nprocs++];
-    *p = (at_gate_proc){ .trace_path = keep(g, trace_path ? trace_path : "-"),
+    *p = (at_gate_proc){ .trace_path = keep(g, trace_path),
                          .process = keep(g, process && *process ? process : AT_UNKNOWN),
                          .pid = pid };
     return p;
@@ -320,10 +320,15 @@ static void print_frame(FILE *out, unsigned i, const at_frame_info *f)
     fputs(f->inlined ? " [inlined]\n" : "\n", out);
 }
 
+static void put_plain(FILE *out, const char *s) { fputs(s, out); }
+
+/* "Leak of B byte(s) in K block(s) in SITE, allocated from:" and the
+ * stack; SITE is the first frame that is not an allocation wrapper. */
 static void print_group(FILE *out, const at_gate_group *grp)
 {
-    fprintf(out, "Leak of %" PRIu64 " byte(s) in %" PRIu64 " block(s) allocated from:", grp->bytes,
-            grp->blocks);
+    fprintf(out, "Leak of %" PRIu64 " byte(s) in %" PRIu64 " block(s) in ", grp->bytes, grp->blocks);
+    at_gate_print_site(out, at_gate_alloc_site(grp->frames, grp->nframes), put_plain);
+    fputs(", allocated from:", out);
     if (grp->kind != AT_LEAK_UNKNOWN)
         fprintf(out, " [%s]", at_leak_kind_words(grp->kind));
     if (grp->base == AT_BASE_NEW)
@@ -346,7 +351,9 @@ static void print_process(FILE *out, const at_gate *g, const at_gate_proc *p)
     fprintf(out, "== process %s", p->process);
     if (p->pid >= 0)
         fprintf(out, " (pid %ld)", p->pid);
-    fprintf(out, ", trace %s\n", p->trace_path);
+    if (p->trace_path) /* none when the trace is a temporary file, deleted when done */
+        fprintf(out, ", trace %s", p->trace_path);
+    fputc('\n', out);
     if (p->problem)
         fprintf(out, "alloctrace: cannot judge this process: %s\n", p->problem);
     size_t shown = p->ngroups;

@@ -393,9 +393,21 @@ static long header_pid(const at_trace *t)
     return *end || end == t->header.pid ? -1 : pid;
 }
 
-/* Reads one trace into the gate. Returns -1 when it cannot be opened. */
-static int judge_trace(at_gate *g, const char *path, bool quiet, const char *cache_dir)
+/* Whether path is one of the files to delete when done (--remove). */
+static bool removed(const gate_opts *o, const char *path)
 {
+    for (size_t i = 0; i < o->nremoves; i++)
+        if (strcmp(o->removes[i], path) == 0)
+            return true;
+    return false;
+}
+
+/* Reads one trace into the gate. Returns -1 when it cannot be opened.
+ * A trace that is deleted when done is not named in the reports. */
+static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
+{
+    bool quiet = o->quiet;
+    const char *cache_dir = o->cache_dir;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", path, strerror(errno));
@@ -415,7 +427,8 @@ static int judge_trace(at_gate *g, const char *path, bool quiet, const char *cac
     if (rc == 0)
         at_stage_finish(leaks);
 
-    at_gate_proc *p = at_gate_add_process(g, path, t->header.process, header_pid(t));
+    at_gate_proc *p = at_gate_add_process(g, removed(o, path) ? NULL : path, t->header.process,
+                                          header_pid(t));
     char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
     if (why)
         at_gate_set_problem(g, p, why);
@@ -572,7 +585,7 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     for (size_t i = 0; i < o->ntraces && status == 0; i++) {
         if (o->process_re && !wanted(o->traces[i], &re))
             g->nskipped++;
-        else if (judge_trace(g, o->traces[i], o->quiet, o->cache_dir) != 0)
+        else if (judge_trace(g, o->traces[i], o) != 0)
             status = AT_GATE_USAGE;
     }
     if (o->process_re)

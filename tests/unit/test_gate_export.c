@@ -131,7 +131,7 @@ static void junit_has_a_case_per_process_and_a_failure_per_group(void **state)
     const char *want =
         "testsuites 2 1 1\n"
         "case alloctrace.leaks ./q<1> /tmp/a.txt\n"
-        "  failure leak 48 byte(s) in 2 block(s) leaked from say\"hi\"<&>() "
+        "  failure leak 48 byte(s) in 2 block(s) leaked in say\"hi\"<&>() (q.c:3) "
         "'#0 say\"hi\"<&>() at /src/we\"ird/q.c:3\\n#1 main at /src/m.c:9\\n'\n"
         "  system-out None None 'pid 77; 5 byte(s) in 1 block(s) suppressed'\n"
         "case alloctrace.leaks ./child /tmp/b.txt\n"
@@ -170,7 +170,7 @@ static void names_that_are_not_utf8_still_give_valid_documents(void **state)
                         "c=next(r.iter(\"testcase\"))\n"
                         "print(ascii(c.get(\"name\")), ascii(c.find(\"failure\").get(\"message\")))\n";
     assert_string_equal(python(xprog, f->path),
-                        "'./?prog' '3 byte(s) in 1 block(s) leaked from caf\\xe9?" "?()'\n");
+                        "'./?prog' '3 byte(s) in 1 block(s) leaked in caf\\xe9?" "?() (bad?.c:3)'\n");
     at_gate_free(g);
 }
 
