@@ -143,6 +143,18 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
     has(r.out, "Memory Leak - 4\n");
     h_result_free(&r);
 
+    /* ctest hands MEMORYCHECK_SUPPRESSIONS_FILE, a valgrind file, to the
+     * gate as --suppressions=FILE: one group fewer. */
+    write_file(dir, "vg.supp", "{\n   buffers\n   Memcheck:Leak\n   match-leak-kinds: definite\n"
+                               "   fun:malloc\n   fun:make_buffer\n}\n");
+    r = h_sh("cd '%s' && cmake -S . -B b2 -DMEMORYCHECK_TYPE=Valgrind -DMEMORYCHECK_COMMAND='%s' "
+             "-DMEMORYCHECK_SUPPRESSIONS_FILE='%s/vg.supp' >/dev/null && cd b2 && ctest -T memcheck",
+             dir, gate, dir);
+    assert_int_equal(ctest_defects(r.out, "three"), 2);
+    assert_int_equal(ctest_defects(r.out, "one"), 0);
+    has(r.out, "Memory Leak - 2\n");
+    h_result_free(&r);
+
     /* The gate alone on the same test: the same three groups. */
     r = h_sh("'%s' -- '%s' buf=2 name extra", gate, prog);
     assert_int_equal(r.status, 1);
