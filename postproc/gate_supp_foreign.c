@@ -113,6 +113,16 @@ char *at_supp_error(const char *path, size_t line, const char *fmt, ...)
     return full;
 }
 
+FILE *at_supp_open_text(char **buf)
+{
+    static size_t ignored;
+    *buf = NULL;
+    FILE *out = open_memstream(buf, &ignored);
+    if (!out)
+        at_oom();
+    return out;
+}
+
 void at_supp_regex_escape(FILE *out, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {

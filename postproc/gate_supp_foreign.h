@@ -59,8 +59,11 @@ void at_supp_list_print(FILE *out, const at_supp_list *l);
 at_supp_entry *at_supp_add_entry(at_supp_list *l, const char *label, const char *source);
 void at_supp_add_filter(at_supp_entry *e, char *filter); /* takes filter */
 
-/* Writes s with every PCRE2 metacharacter escaped (and '"', so the text
- * can never form the regex's closing '"#'). */
+/* A stream writing into a new string, *buf once closed (never NULL). */
+FILE *at_supp_open_text(char **buf);
+
+/* Writes s with every PCRE2 metacharacter escaped (and '"' and '#', so
+ * the text can never form the regex's closing '"#'). */
 void at_supp_regex_escape(FILE *out, const char *s, size_t len);
 
 /* "FILE:LINE: " + message, in a new string. */

@@ -33,11 +33,8 @@
 /* The regex of an LSan pattern (see above). */
 static char *pattern_regex(const char *p, size_t len)
 {
-    char *re = NULL;
-    size_t relen = 0;
-    FILE *out = open_memstream(&re, &relen);
-    if (!out)
-        at_oom();
+    char *re;
+    FILE *out = at_supp_open_text(&re);
     if (len && p[0] == '^') {
         fputc('^', out);
         p++;

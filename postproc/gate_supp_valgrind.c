@@ -149,60 +149,47 @@ static size_t without_empty_parens(const char *d)
     return len - 2;
 }
 
-/* The regex for a fun: glob; NULL and *err for what cannot be translated. */
-static char *fun_regex(const char *p, size_t len, at_demangler *dm, const char *path, size_t line,
-                       char **err)
+/* before + the glob as a regex + "$", a new string. */
+static char *glob_to_regex(const char *before, const char *p, size_t len)
 {
-    char *re = NULL;
-    size_t relen = 0;
-    FILE *out = open_memstream(&re, &relen);
-    if (!out)
-        at_oom();
-    fputc('^', out);
-    if (len > 2 && p[0] == '_' && p[1] == 'Z') {
-        if (has_wildcard(p, len)) {
-            fclose(out);
-            free(re);
-            *err = at_supp_error(path, line,
-                                 "fun:%.*s: a wildcard in a mangled C++ name cannot be translated "
-                                 "(alloctrace matches demangled names); list the mangled names "
-                                 "without wildcards, or write the suppression as a filter",
-                                 (int)len, p);
-            return NULL;
-        }
-        char *name = at_xstrndup(p, len);
-        char *d = at_demangle(dm, name);
-        if (d)
-            at_supp_regex_escape(out, d, without_empty_parens(d));
-        else
-            at_supp_regex_escape(out, name, len);
-        free(d);
-        free(name);
-    } else {
-        if (isalpha((unsigned char)p[0]))
-            fputs("(?:__)?", out); /* glibc's DWARF name of valgrind's alias */
-        glob_regex(out, p, len);
-    }
-    fputc('$', out);
-    fclose(out);
-    return re;
-}
-
-static char *obj_regex(const char *p, size_t len)
-{
-    char *re = NULL;
-    size_t relen = 0;
-    FILE *out = open_memstream(&re, &relen);
-    if (!out)
-        at_oom();
-    fputc('^', out);
+    char *re;
+    FILE *out = at_supp_open_text(&re);
+    fputs(before, out);
     glob_regex(out, p, len);
     fputc('$', out);
     fclose(out);
     return re;
 }
 
-/* src:FILE or src:FILE:LINE. */
+/* The regex for a fun: glob; NULL and *err for what cannot be translated. */
+static char *fun_regex(const char *p, size_t len, at_demangler *dm, const char *path, size_t line,
+                       char **err)
+{
+    if (!(len > 2 && p[0] == '_' && p[1] == 'Z')) /* __: glibc's DWARF name of valgrind's alias */
+        return glob_to_regex(isalpha((unsigned char)p[0]) ? "^(?:__)?" : "^", p, len);
+    if (has_wildcard(p, len)) {
+        *err = at_supp_error(path, line,
+                             "fun:%.*s: a wildcard in a mangled C++ name cannot be translated "
+                             "(alloctrace matches demangled names); list the mangled names "
+                             "without wildcards, or write the suppression as a filter",
+                             (int)len, p);
+        return NULL;
+    }
+    char *name = at_xstrndup(p, len), *d = at_demangle(dm, name), *re;
+    FILE *out = at_supp_open_text(&re);
+    fputc('^', out);
+    if (d)
+        at_supp_regex_escape(out, d, without_empty_parens(d));
+    else
+        at_supp_regex_escape(out, name, len);
+    fputc('$', out);
+    fclose(out);
+    free(d);
+    free(name);
+    return re;
+}
+
+/* src:FILE or src:FILE:LINE: the file's name or a trailing part of its path. */
 static char *src_regex(const char *p, size_t len, unsigned *line)
 {
     const char *colon = memrchr(p, ':', len);
@@ -216,16 +203,7 @@ static char *src_regex(const char *p, size_t len, unsigned *line)
             len = (size_t)(colon - p);
         }
     }
-    char *re = NULL;
-    size_t relen = 0;
-    FILE *out = open_memstream(&re, &relen);
-    if (!out)
-        at_oom();
-    fputs("(?:^|/)", out);
-    glob_regex(out, p, len);
-    fputc('$', out);
-    fclose(out);
-    return re;
+    return glob_to_regex("(?:^|/)", p, len);
 }
 
 static void supp_free(supp *s)
@@ -253,7 +231,7 @@ static int add_frame_line(supp *s, const at_supp_line *l, at_demangler *dm, cons
             return -1;
     } else if (l->len > 4 && memcmp(l->s, "obj:", 4) == 0) {
         e.kind = E_OBJ;
-        e.re = obj_regex(p, len);
+        e.re = glob_to_regex("^", p, len);
     } else if (l->len > 4 && memcmp(l->s, "src:", 4) == 0) {
         e.kind = E_SRC;
         e.re = src_regex(p, len, &e.line);
@@ -329,11 +307,8 @@ static char *filter_of(const supp *s, size_t from, int news, bool not_new)
         obj |= s->v[i].kind == E_OBJ;
         src |= s->v[i].kind == E_SRC;
     }
-    char *f = NULL;
-    size_t flen = 0;
-    FILE *out = open_memstream(&f, &flen);
-    if (!out)
-        at_oom();
+    char *f;
+    FILE *out = at_supp_open_text(&f);
     if (fun || (!obj && !src))
         print_list(out, "functions", E_FUN, s->v, from, s->n, news);
     if (obj) {

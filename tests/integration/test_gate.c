@@ -31,18 +31,6 @@ static h_result check_env(const char *const env[], const char *first, ...)
 }
 #define check(...) check_env(NULL, __VA_ARGS__, NULL)
 
-static void has(const char *text, const char *needle)
-{
-    if (!strstr(text, needle))
-        fail_msg("missing:\n%s\n--- in ---\n%s", needle, text);
-}
-
-static void lacks(const char *text, const char *needle)
-{
-    if (strstr(text, needle))
-        fail_msg("unexpected:\n%s\n--- in ---\n%s", needle, text);
-}
-
 static char *write_tmp(const char *name, const char *text)
 {
     char *path = h_fmt("%s/%s", h_tmpdir(), name);
@@ -62,17 +50,17 @@ static void leaky_program_fails_with_each_group_and_summary(void **state)
     char *want = h_fmt("Leak of 1536 byte(s) in 3 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost]\n"
                        "    #0 make_buffer at %s:15\n"
                        "    #1 main at %s:35\n", src, src);
-    has(r.err, want);
+    h_has(r.err, want);
     free(want);
     /* Named by the first frame that is not strdup, the allocation wrapper. */
-    has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n"
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n"
                "    #0 __strdup at ");
     want = h_fmt("    #1 dup_name at %s:20\n", src);
-    has(r.err, want);
+    h_has(r.err, want);
     free(want);
     /* Largest first. */
     assert_true(strstr(r.err, "1536 byte(s)") < strstr(r.err, "24 byte(s)"));
-    has(r.err, "SUMMARY: alloctrace: 1560 byte(s) leaked in 4 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 1560 byte(s) leaked in 4 allocation(s).\n");
     free(src);
     h_result_free(&r);
 }
@@ -83,8 +71,8 @@ static void clean_program_passes(void **state)
     h_result r = check("--", PROG("gate_clean"));
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "clean\n");
-    has(r.err, "no leaks left after suppressions\n");
-    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_has(r.err, "no leaks left after suppressions\n");
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
 }
 
@@ -98,7 +86,7 @@ static void leak_in_shared_library_names_library_source(void **state)
                        "    #0 lib_alloc at %s:9\n"
                        "    #1 gate_lib_leak at %s:14\n"
                        "    #2 main at %s:6\n", lib, lib, app);
-    has(r.err, want);
+    h_has(r.err, want);
     free(want);
     free(lib);
     free(app);
@@ -110,8 +98,8 @@ static void program_killed_by_sigsegv_is_untrusted(void **state)
     (void)state;
     h_result r = check("--", PROG("gate_segv"));
     assert_int_equal(r.status, 3);
-    has(r.err, "alloctrace: the program was killed by signal 11 (Segmentation fault)\n");
-    has(r.err, "nothing trustworthy to judge");
+    h_has(r.err, "alloctrace: the program was killed by signal 11 (Segmentation fault)\n");
+    h_has(r.err, "nothing trustworthy to judge");
     h_result_free(&r);
 }
 
@@ -120,8 +108,8 @@ static void static_program_without_trace_is_untrusted(void **state)
     (void)state;
     h_result r = check("--", PROG("gate_static"));
     assert_int_equal(r.status, 3);
-    has(r.err, "is statically linked");
-    has(r.err, "no trace was written");
+    h_has(r.err, "is statically linked");
+    h_has(r.err, "no trace was written");
     h_result_free(&r);
 }
 
@@ -132,11 +120,11 @@ static void suppression_hides_exactly_one_of_two_groups(void **state)
                                         "keep-name: functions contains [ ... dup_name __strdup ]\n");
     h_result r = check("--suppressions", supp, "--", PROG("gate_leaky"), "buf=3", "name");
     assert_int_equal(r.status, 1);
-    has(r.err, "Leak of 1536 byte(s) in 3 block(s)");
-    lacks(r.err, "dup_name");
-    has(r.err, "Suppressions used:\n");
-    has(r.err, "  keep-name: 1 leak(s), 24 byte(s)\n");
-    has(r.err, "SUMMARY: alloctrace: 1536 byte(s) leaked in 3 allocation(s).\n");
+    h_has(r.err, "Leak of 1536 byte(s) in 3 block(s)");
+    h_lacks(r.err, "dup_name");
+    h_has(r.err, "Suppressions used:\n");
+    h_has(r.err, "  keep-name: 1 leak(s), 24 byte(s)\n");
+    h_has(r.err, "SUMMARY: alloctrace: 1536 byte(s) leaked in 3 allocation(s).\n");
     h_result_free(&r);
     free(supp);
 }
@@ -149,7 +137,7 @@ static void suppressions_from_environment_are_loaded(void **state)
     const char *env[] = { var, NULL };
     h_result r = check_env(env, "--", PROG("gate_leaky"), "buf=2", NULL);
     assert_int_equal(r.status, 0);
-    has(r.err, "  all-buffers: 2 leak(s), 1024 byte(s)\n");
+    h_has(r.err, "  all-buffers: 2 leak(s), 1024 byte(s)\n");
     h_result_free(&r);
     free(var);
     free(supp);
@@ -163,12 +151,12 @@ static void unused_suppression_is_listed_and_fails_when_asked(void **state)
     h_result r = check("--suppressions", supp, "--", PROG("gate_leaky"), "buf=1");
     assert_int_equal(r.status, 0);
     char *want = h_fmt("Unused suppressions:\n  %s:2\n", supp);
-    has(r.err, want);
+    h_has(r.err, want);
     h_result_free(&r);
     r = check("--fail-on-unused-suppressions", "--suppressions", supp, "--", PROG("gate_leaky"),
               "buf=1");
     assert_int_equal(r.status, 1);
-    has(r.err, want);
+    h_has(r.err, want);
     h_result_free(&r);
     free(want);
     free(supp);
@@ -195,14 +183,14 @@ static void baseline_gates_only_new_and_grown_groups(void **state)
     h_result r = check("--baseline", base, "--update-baseline", "--", PROG("gate_leaky"), "buf=2",
                        "name");
     assert_int_equal(r.status, 0);
-    has(r.err, "Leak of 1024 byte(s) in 2 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost] [in baseline]\n");
-    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n"
+    h_has(r.err, "Leak of 1024 byte(s) in 2 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost] [in baseline]\n");
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n"
                "alloctrace: baseline ");
-    has(r.err, "baseline updated: 2 leak group(s)");
+    h_has(r.err, "baseline updated: 2 leak group(s)");
     h_result_free(&r);
     char *text = h_read_file(base, NULL);
     assert_non_null(text);
-    has(text, "gate_leaky\t1024\t2\tmain@gate_leaky.c -> make_buffer@gate_leaky.c\n");
+    h_has(text, "gate_leaky\t1024\t2\tmain@gate_leaky.c -> make_buffer@gate_leaky.c\n");
     free(text);
 
     /* The same leaks pass; one more buffer and a new site fail. */
@@ -211,12 +199,12 @@ static void baseline_gates_only_new_and_grown_groups(void **state)
     h_result_free(&r);
     r = check("--baseline", base, "--", PROG("gate_leaky"), "buf=3", "name", "extra");
     assert_int_equal(r.status, 1);
-    has(r.err, "Leak of 1536 byte(s) in 3 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost] "
+    h_has(r.err, "Leak of 1536 byte(s) in 3 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost] "
                "[grown: baseline 1024 byte(s) in 2 block(s)]\n");
-    has(r.err, "Leak of 64 byte(s) in 1 block(s) in extra_site (gate_leaky.c:25), allocated from: [definitely lost] [new]\n");
-    has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost] [in baseline]\n");
-    has(r.err, "alloctrace: 2 leak group(s) new or grown against the baseline fail the gate\n");
-    has(r.err, "SUMMARY: alloctrace: 1600 byte(s) leaked in 4 allocation(s).\n");
+    h_has(r.err, "Leak of 64 byte(s) in 1 block(s) in extra_site (gate_leaky.c:25), allocated from: [definitely lost] [new]\n");
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost] [in baseline]\n");
+    h_has(r.err, "alloctrace: 2 leak group(s) new or grown against the baseline fail the gate\n");
+    h_has(r.err, "SUMMARY: alloctrace: 1600 byte(s) leaked in 4 allocation(s).\n");
     h_result_free(&r);
     free(base);
 }
@@ -228,11 +216,11 @@ static void updating_the_baseline_keeps_the_program_status(void **state)
     h_result r = check("--baseline", base, "--update-baseline", "--",
                        PROG("gate_leaky"), "buf=1", "exit=4");
     assert_int_equal(r.status, 4);
-    has(r.err, "exiting with the program's own status 4 (--ignore-program-status to exit 0)\n");
+    h_has(r.err, "exiting with the program's own status 4 (--ignore-program-status to exit 0)\n");
     h_result_free(&r);
     char *text = h_read_file(base, NULL);
     assert_non_null(text);
-    has(text, "gate_leaky\t512\t1\tmain@gate_leaky.c -> make_buffer@gate_leaky.c\n");
+    h_has(text, "gate_leaky\t512\t1\tmain@gate_leaky.c -> make_buffer@gate_leaky.c\n");
     free(text);
     free(base);
 }
@@ -303,12 +291,12 @@ static void follow_children_judges_and_names_each_process(void **state)
     assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky \\(pid [0-9]+\\)$"), 1);
     /* The traces are temporary files, deleted when done: not named. */
     assert_int_equal(h_count_lines(r.err, "trace "), 0);
-    has(r.err, "SUMMARY: alloctrace: 56 byte(s) leaked in 2 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 56 byte(s) leaked in 2 allocation(s).\n");
     h_result_free(&r);
     /* Without it, only the program itself is judged. */
     r = check("--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
     assert_int_equal(h_count_lines(r.err, "^== process "), 1);
-    has(r.err, "SUMMARY: alloctrace: 32 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 32 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
 }
 
@@ -319,12 +307,12 @@ static void process_regex_judges_only_matching_programs(void **state)
                        PROG("gate_leaky"), "buf=1");
     assert_int_equal(r.status, 1);
     assert_int_equal(h_count_lines(r.err, "^== process "), 1);
-    has(r.err, "alloctrace: 1 other process(es) not judged (--process)\n");
-    has(r.err, "SUMMARY: alloctrace: 512 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "alloctrace: 1 other process(es) not judged (--process)\n");
+    h_has(r.err, "SUMMARY: alloctrace: 512 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
     r = check("--process", "no_such_program", "--", PROG("gate_clean"));
     assert_int_equal(r.status, 3);
-    has(r.err, "no traced process was one to judge");
+    h_has(r.err, "no traced process was one to judge");
     h_result_free(&r);
 }
 
@@ -337,7 +325,7 @@ static void empty_c_program_passes_without_suppressions(void **state)
     h_result r = check("--no-default-suppressions", "--", PROG("gate_empty"));
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello from C\n");
-    has(r.err, "LEAK SUMMARY:\n"
+    h_has(r.err, "LEAK SUMMARY:\n"
                "   definitely lost: 0 bytes in 0 blocks\n"
                "   indirectly lost: 0 bytes in 0 blocks\n"
                "     possibly lost: 0 bytes in 0 blocks\n"
@@ -345,18 +333,18 @@ static void empty_c_program_passes_without_suppressions(void **state)
                "     libc's caches: 4,096 bytes in 1 blocks\n"
                "        suppressed: 0 bytes in 0 blocks\n"
                "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
-    lacks(r.err, "Suppressions used");
+    h_lacks(r.err, "Suppressions used");
     h_result_free(&r);
     r = check("--leak-kinds=all", "--", PROG("gate_empty"));
     assert_int_equal(r.status, 1);
-    has(r.err, "Leak of 4096 byte(s) in 1 block(s) in _IO_file_doallocate (filedoalloc.c:101), "
+    h_has(r.err, "Leak of 4096 byte(s) in 1 block(s) in _IO_file_doallocate (filedoalloc.c:101), "
                "allocated from: [libc's caches]\n");
-    has(r.err, "SUMMARY: alloctrace: 4096 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 4096 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
     char *supp = h_path("share/alloctrace/reachable.supp");
     r = check("--leak-kinds=all", "--suppressions", supp, "--", PROG("gate_empty"));
     assert_int_equal(r.status, 0);
-    has(r.err, "  glibc-stdio-buffer: 1 leak(s), 4096 byte(s)\n");
+    h_has(r.err, "  glibc-stdio-buffer: 1 leak(s), 4096 byte(s)\n");
     h_result_free(&r);
     free(supp);
 }
@@ -367,7 +355,7 @@ static void default_suppressions_pass_empty_cxx_iostream_program(void **state)
     h_result r = check("--", PROG("gate_empty_cxx"));
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "hello from C++\n");
-    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
 }
 
@@ -377,8 +365,8 @@ static void program_status_passes_through_when_no_leak_fails(void **state)
     (void)state;
     h_result r = check("--", PROG("gate_leaky"), "exit=5");
     assert_int_equal(r.status, 5);
-    has(r.err, "alloctrace: the program exited with status 5\n");
-    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_has(r.err, "alloctrace: the program exited with status 5\n");
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
     /* automake's "skipped" and "hard error" stay what they are. */
     r = check("--", PROG("gate_leaky"), "exit=77");
@@ -387,7 +375,7 @@ static void program_status_passes_through_when_no_leak_fails(void **state)
     /* An exit status above 128 from a whole trace is not a signal. */
     r = check("--", PROG("gate_leaky"), "exit=139");
     assert_int_equal(r.status, 139);
-    has(r.err, "the program exited with status 139\n");
+    h_has(r.err, "the program exited with status 139\n");
     h_result_free(&r);
 }
 
@@ -396,7 +384,7 @@ static void ignore_program_status_exits_0_when_clean(void **state)
     (void)state;
     h_result r = check("--ignore-program-status", "--", PROG("gate_leaky"), "exit=5");
     assert_int_equal(r.status, 0);
-    has(r.err, "alloctrace: the program exited with status 5\n");
+    h_has(r.err, "alloctrace: the program exited with status 5\n");
     h_result_free(&r);
     /* The default back, the old option's name. */
     r = check("--ignore-program-status", "--fail-on-program-error", "--", PROG("gate_leaky"), "exit=5");
@@ -409,7 +397,7 @@ static void leaks_win_over_the_program_status(void **state)
     (void)state;
     h_result r = check("--", PROG("gate_leaky"), "buf=1", "exit=5");
     assert_int_equal(r.status, 1);
-    has(r.err, "alloctrace: 1 leak group(s) fail the gate\n");
+    h_has(r.err, "alloctrace: 1 leak group(s) fail the gate\n");
     h_result_free(&r);
     r = check("--leak-exitcode", "42", "--", PROG("gate_leaky"), "buf=1", "exit=5");
     assert_int_equal(r.status, 42);
@@ -422,7 +410,7 @@ static void leak_exitcode_and_max_groups(void **state)
     h_result r = check("--leak-exitcode", "42", "--max-groups", "1", "--", PROG("gate_leaky"),
                        "buf=1", "name", "extra");
     assert_int_equal(r.status, 42);
-    has(r.err, "2 more group(s) not shown (88 byte(s) in 2 block(s))\n");
+    h_has(r.err, "2 more group(s) not shown (88 byte(s) in 2 block(s))\n");
     assert_int_equal(h_count_lines(r.err, "^Leak of "), 1);
     h_result_free(&r);
 }
@@ -442,8 +430,8 @@ static void generated_suppressions_silence_the_run_when_fed_back(void **state)
     r = check("--fail-on-unused-suppressions", "--suppressions", supp, "--", PROG("gate_leaky"),
               "buf=1", "name");
     assert_int_equal(r.status, 0);
-    has(r.err, "  gate_leaky-leak-1: 1 leak(s), 512 byte(s)\n");
-    has(r.err, "  gate_leaky-leak-2: 1 leak(s), 24 byte(s)\n");
+    h_has(r.err, "  gate_leaky-leak-1: 1 leak(s), 512 byte(s)\n");
+    h_has(r.err, "  gate_leaky-leak-2: 1 leak(s), 24 byte(s)\n");
     h_result_free(&r);
     free(text);
     free(supp);
@@ -458,7 +446,7 @@ static void launcher_check_mode_is_the_gate(void **state)
     const char *argv[] = { launcher, "--check", "--", prog, "buf=2", NULL };
     h_result r = h_run(argv, NULL, NULL);
     assert_int_equal(r.status, 1);
-    has(r.err, "SUMMARY: alloctrace: 1024 byte(s) leaked in 2 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 1024 byte(s) leaked in 2 allocation(s).\n");
     h_result_free(&r);
     free(launcher);
     free(prog);
@@ -477,7 +465,7 @@ static void trace_dir_keeps_the_traces_and_must_be_empty(void **state)
     h_result_free(&r);
     r = check("--trace-dir", dir, "--", PROG("gate_clean"));
     assert_int_equal(r.status, 2);
-    has(r.err, "is not empty");
+    h_has(r.err, "is not empty");
     h_result_free(&r);
     free(dir);
 }
@@ -487,7 +475,7 @@ static void usage_errors_exit_2(void **state)
     (void)state;
     h_result r = check("--no-such-option", "--", PROG("gate_clean"));
     assert_int_equal(r.status, 2);
-    has(r.err, "unknown option '--no-such-option'");
+    h_has(r.err, "unknown option '--no-such-option'");
     h_result_free(&r);
     r = check("--max-groups", "many", "--", PROG("gate_clean"));
     assert_int_equal(r.status, 2);
@@ -497,11 +485,11 @@ static void usage_errors_exit_2(void **state)
     h_result_free(&r);
     r = check("--baseline", "/nonexistent/b.txt", "--", PROG("gate_clean"));
     assert_int_equal(r.status, 2);
-    has(r.err, "/nonexistent/b.txt: No such file or directory\n");
+    h_has(r.err, "/nonexistent/b.txt: No such file or directory\n");
     h_result_free(&r);
     r = check("--help");
     assert_int_equal(r.status, 0);
-    has(r.out, "usage: alloctrace --check [OPTIONS] -- PROGRAM [ARGS...]");
+    h_has(r.out, "usage: alloctrace --check [OPTIONS] -- PROGRAM [ARGS...]");
     h_result_free(&r);
 }
 
@@ -593,7 +581,7 @@ static void gate_never_reuses_a_taken_name(void **state)
     h_result r = h_sh("export TMPDIR='%s'; ln -s /nonexistent \"$TMPDIR/alloctrace-check.$$.pid\" && "
                       "exec '%s' -- '%s' buf=1", tmp, gate, prog);
     assert_int_equal(r.status, 1);
-    has(r.err, "Leak of 512 byte(s) in 1 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost]\n");
+    h_has(r.err, "Leak of 512 byte(s) in 1 block(s) in make_buffer (gate_leaky.c:15), allocated from: [definitely lost]\n");
     char *left = listing(tmp);
     assert_non_null(strstr(left, ".pid\n"));       /* the link, untouched */
     assert_int_equal(strchr(left, '\n') - left + 1, (long)strlen(left));   /* and only it */

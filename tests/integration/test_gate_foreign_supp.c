@@ -17,28 +17,6 @@
 
 #define PROG(name) h_path("build/tests/programs/" name)
 
-static void has(const char *text, const char *needle)
-{
-    if (!strstr(text, needle))
-        fail_msg("missing:\n%s\n--- in ---\n%s", needle, text);
-}
-
-static void lacks(const char *text, const char *needle)
-{
-    if (strstr(text, needle))
-        fail_msg("unexpected:\n%s\n--- in ---\n%s", needle, text);
-}
-
-static bool have(const char *tool)
-{
-    h_result r = h_sh("command -v %s >/dev/null", tool);
-    bool yes = r.status == 0;
-    h_result_free(&r);
-    if (!yes)
-        print_message("skipped: %s is not installed\n", tool);
-    return yes;
-}
-
 /* valgrind --gen-suppressions=all on `prog args`: the suppression blocks
  * it printed, written to DIR/NAME; returns the path. */
 static char *generate(const char *dir, const char *name, const char *prog, const char *args)
@@ -57,27 +35,27 @@ static char *generate(const char *dir, const char *name, const char *prog, const
 static void valgrind_generated_file_suppresses_the_same_in_both_tools(void **state)
 {
     (void)state;
-    if (!have("valgrind"))
+    if (!h_have("valgrind"))
         skip();
     char *dir = h_tmpdir(), *prog = PROG("gate_leaky"), *gate = h_path("scripts/alloctrace");
     char *supp = generate(dir, "vg.supp", prog, "buf=2 name");
     char *text = h_read_file(supp, NULL);
-    has(text, "   fun:strdup\n   fun:dup_name\n");   /* valgrind's own name for it */
+    h_has(text, "   fun:strdup\n   fun:dup_name\n");   /* valgrind's own name for it */
     free(text);
 
     h_result r = h_sh("valgrind -q --leak-check=full --error-exitcode=9 --suppressions='%s' "
                       "'%s' buf=2 name extra", supp, prog);
     assert_int_equal(r.status, 9);
-    has(r.err, "64 bytes in 1 blocks are definitely lost");
-    lacks(r.err, "1,024 bytes");
-    lacks(r.err, "24 bytes in 1 blocks");
+    h_has(r.err, "64 bytes in 1 blocks are definitely lost");
+    h_lacks(r.err, "1,024 bytes");
+    h_lacks(r.err, "24 bytes in 1 blocks");
     h_result_free(&r);
 
     r = h_sh("'%s' --check --suppressions '%s' -- '%s' buf=2 name extra", gate, supp, prog);
     assert_int_equal(r.status, 1);
     assert_int_equal(h_count_lines(r.err, "^Leak of "), 1);
-    has(r.err, "Leak of 64 byte(s) in 1 block(s)");
-    has(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "Leak of 64 byte(s) in 1 block(s)");
+    h_has(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
     free(supp);
     free(gate);
@@ -88,25 +66,25 @@ static void valgrind_generated_file_suppresses_the_same_in_both_tools(void **sta
 static void valgrind_generated_cxx_file_suppresses_the_same_in_both_tools(void **state)
 {
     (void)state;
-    if (!have("valgrind"))
+    if (!h_have("valgrind"))
         skip();
     char *dir = h_tmpdir(), *prog = PROG("gate_leaky_cxx"), *gate = h_path("scripts/alloctrace");
     char *supp = generate(dir, "cxx.supp", prog, "one nothrow");
     char *text = h_read_file(supp, NULL);
-    has(text, "   fun:_Znwm\n   fun:_ZNK3app5Maker8make_oneEv\n");
+    h_has(text, "   fun:_Znwm\n   fun:_ZNK3app5Maker8make_oneEv\n");
     free(text);
 
     h_result r = h_sh("valgrind -q --leak-check=full --error-exitcode=9 --suppressions='%s' "
                       "'%s' one nothrow array", supp, prog);
     assert_int_equal(r.status, 9);
-    has(r.err, "40 bytes in 1 blocks are definitely lost");
-    lacks(r.err, "4 bytes in 1 blocks");
+    h_has(r.err, "40 bytes in 1 blocks are definitely lost");
+    h_lacks(r.err, "4 bytes in 1 blocks");
     h_result_free(&r);
 
     r = h_sh("'%s' --check --suppressions '%s' -- '%s' one nothrow array", gate, supp, prog);
     assert_int_equal(r.status, 1);
     assert_int_equal(h_count_lines(r.err, "^Leak of "), 1);
-    has(r.err, "Leak of 40 byte(s) in 1 block(s)");
+    h_has(r.err, "Leak of 40 byte(s) in 1 block(s)");
     h_result_free(&r);
 
     /* And the whole set: nothing left in either. */
@@ -114,7 +92,7 @@ static void valgrind_generated_cxx_file_suppresses_the_same_in_both_tools(void *
     supp = generate(dir, "all.supp", prog, "one nothrow array");
     r = h_sh("'%s' --check --suppressions '%s' -- '%s' one nothrow array", gate, supp, prog);
     assert_int_equal(r.status, 0);
-    has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
     free(supp);
     free(gate);
@@ -126,7 +104,7 @@ static void valgrind_generated_cxx_file_suppresses_the_same_in_both_tools(void *
 static void converted_file_suppresses_what_the_original_did(void **state)
 {
     (void)state;
-    if (!have("valgrind"))
+    if (!h_have("valgrind"))
         skip();
     char *dir = h_tmpdir(), *prog = PROG("gate_leaky"), *gate = h_path("scripts/alloctrace");
     char *supp = generate(dir, "vg.supp", prog, "buf=1 name");
@@ -136,11 +114,11 @@ static void converted_file_suppresses_what_the_original_did(void **state)
     r = h_sh("cat '%s/conv.supp' && '%s' --check --suppressions '%s/conv.supp' -- '%s' buf=1 name extra",
              dir, gate, dir, prog);
     assert_int_equal(r.status, 1);
-    has(r.out, "# alloctrace filters translated from the valgrind suppressions of ");
-    has(r.out, "functions contains [ ... #\"^(?:__)?main$\"# #\"^(?:__)?dup_name$\"# "
+    h_has(r.out, "# alloctrace filters translated from the valgrind suppressions of ");
+    h_has(r.out, "functions contains [ ... #\"^(?:__)?main$\"# #\"^(?:__)?dup_name$\"# "
                "#\"^(?:__)?strdup$\"# ]\n");
     assert_int_equal(h_count_lines(r.err, "^Leak of "), 1);
-    has(r.err, "Leak of 64 byte(s) in 1 block(s)");
+    h_has(r.err, "Leak of 64 byte(s) in 1 block(s)");
     h_result_free(&r);
     free(supp);
     free(gate);
@@ -170,13 +148,13 @@ static void lsan_file_suppresses_the_same_in_both_tools(void **state)
     r = h_sh("LSAN_OPTIONS=suppressions='%s':fast_unwind_on_malloc=0 '%s/leaky_lsan' buf=2 name extra",
              supp, dir);
     assert_int_not_equal(r.status, 0);
-    has(r.err, "SUMMARY: LeakSanitizer: 64 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "SUMMARY: LeakSanitizer: 64 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
     r = h_sh("'%s' --check --suppressions '%s' -- '%s' buf=2 name extra", gate, supp, prog);
     assert_int_equal(r.status, 1);
-    has(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n");
+    h_has(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n");
     char *want = h_fmt("  %s:2: 2 leak(s), 1024 byte(s)\n  %s:3: 1 leak(s), 24 byte(s)\n", supp, supp);
-    has(r.err, want);
+    h_has(r.err, want);
     free(want);
     h_result_free(&r);
     free(supp);

@@ -16,22 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static void has(const char *text, const char *needle)
-{
-    if (!strstr(text, needle))
-        fail_msg("missing:\n%s\n--- in ---\n%s", needle, text);
-}
-
-static bool have(const char *tool)
-{
-    h_result r = h_sh("command -v %s >/dev/null", tool);
-    bool yes = r.status == 0;
-    h_result_free(&r);
-    if (!yes)
-        print_message("skipped: %s is not installed\n", tool);
-    return yes;
-}
-
 static void write_file(const char *dir, const char *name, const char *text)
 {
     char *path = h_fmt("%s/%s", dir, name);
@@ -46,7 +30,7 @@ static void write_file(const char *dir, const char *name, const char *text)
 static void meson_wrap_keeps_each_tests_verdict(void **state)
 {
     (void)state;
-    if (!have("meson") || !have("ninja"))
+    if (!h_have("meson") || !h_have("ninja"))
         skip();
     char *dir = h_tmpdir(), *prog = h_path("build/tests/programs/gate_leaky");
     char *gate = h_path("scripts/alloctrace");
@@ -67,7 +51,7 @@ static void meson_wrap_keeps_each_tests_verdict(void **state)
     assert_int_equal(h_count_lines(r.out, "fails +FAIL .*exit status 1"), 1);
     h_result_free(&r);
     r = h_sh("cat '%s'/b/meson-logs/testlog*.txt", dir);
-    has(r.out, "Leak of 1024 byte(s) in 2 block(s)");
+    h_has(r.out, "Leak of 1024 byte(s) in 2 block(s)");
     h_result_free(&r);
     free(build);
     free(gate);
@@ -78,7 +62,7 @@ static void meson_wrap_keeps_each_tests_verdict(void **state)
 static void automake_log_compiler_keeps_each_tests_verdict(void **state)
 {
     (void)state;
-    if (!have("autoreconf") || !have("automake"))
+    if (!h_have("autoreconf") || !h_have("automake"))
         skip();
     char *dir = h_tmpdir(), *gate = h_path("scripts/alloctrace");
     write_file(dir, "configure.ac",
@@ -98,10 +82,10 @@ static void automake_log_compiler_keeps_each_tests_verdict(void **state)
     h_result r = h_sh("cd '%s' && autoreconf -i >/dev/null 2>&1 && ./configure -q >/dev/null && "
                       "make -s check ALLOCTRACE='%s' >/dev/null 2>&1; cat test-suite.log t_leaks.log",
                       dir, gate);
-    has(r.out, "# TOTAL: 4\n# PASS:  1\n# SKIP:  1\n# XFAIL: 0\n# FAIL:  2\n");
-    has(r.out, "FAIL t_fails (exit status: 1)");
-    has(r.out, "SKIP t_skips (exit status: 77)");
-    has(r.out, "Leak of 64 byte(s) in 1 block(s)");
+    h_has(r.out, "# TOTAL: 4\n# PASS:  1\n# SKIP:  1\n# XFAIL: 0\n# FAIL:  2\n");
+    h_has(r.out, "FAIL t_fails (exit status: 1)");
+    h_has(r.out, "SKIP t_skips (exit status: 77)");
+    h_has(r.out, "Leak of 64 byte(s) in 1 block(s)");
     h_result_free(&r);
     free(gate);
 }
@@ -124,7 +108,7 @@ static long ctest_defects(const char *out, const char *name)
 static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
 {
     (void)state;
-    if (!have("cmake") || !have("ctest"))
+    if (!h_have("cmake") || !h_have("ctest"))
         skip();
     char *dir = h_tmpdir(), *prog = h_path("build/tests/programs/gate_leaky");
     char *gate = h_path("scripts/alloctrace-check");
@@ -140,7 +124,7 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
     assert_int_equal(ctest_defects(r.out, "clean"), 0);
     assert_int_equal(ctest_defects(r.out, "three"), 3);
     assert_int_equal(ctest_defects(r.out, "one"), 1);
-    has(r.out, "Memory Leak - 4\n");
+    h_has(r.out, "Memory Leak - 4\n");
     h_result_free(&r);
 
     /* ctest hands MEMORYCHECK_SUPPRESSIONS_FILE, a valgrind file, to the
@@ -152,7 +136,7 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
              dir, gate, dir);
     assert_int_equal(ctest_defects(r.out, "three"), 2);
     assert_int_equal(ctest_defects(r.out, "one"), 0);
-    has(r.out, "Memory Leak - 2\n");
+    h_has(r.out, "Memory Leak - 2\n");
     h_result_free(&r);
 
     /* The gate alone on the same test: the same three groups. */

@@ -31,47 +31,14 @@ static const char *const LIB[] = { "0x1234 from /usr/lib/libfoo.so.1",
                                    "init_foo() at /src/lib/foo.c:9",
                                    "main() at /src/app/leaky.c:40", NULL };
 
-typedef struct fixture {
-    at_stack_table *t;
-    char dir[64];
-    char path[128];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->t = at_stacks_new();
-    strcpy(f->dir, "/tmp/test_gate_supp_foreign.XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/s.supp", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    unlink(f->path);
-    rmdir(f->dir);
-    at_stacks_free(f->t);
-    free(f);
-    return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
+typedef supp_fixture fixture;
 
 /* Judges BUF (2 x 100), NAME (24), CXX (48) and LIB (8) against the
  * suppression file `text`; NULL when the file is rejected (its error in
  * *err when err is not NULL). */
 static at_gate *judge_with(fixture *f, const char *text, at_gate_supp **s, char **err)
 {
-    write_file(f->path, text);
+    write_text_file(f->path, text);
     *s = at_gate_supp_new();
     char errpath[160];
     snprintf(errpath, sizeof errpath, "%s/err.txt", f->dir);
@@ -323,7 +290,7 @@ static void lsan_pattern_matches_function_file_or_module(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, supp_setup, supp_teardown)
     const struct CMUnitTest tests[] = {
         T(formats_are_told_apart_by_content),
         T(valgrind_generated_suppressions_take_their_groups),
