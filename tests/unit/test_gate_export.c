@@ -174,6 +174,33 @@ static void names_that_are_not_utf8_still_give_valid_documents(void **state)
     at_gate_free(g);
 }
 
+/* --log-file: valgrind's log form, what ctest -T memcheck counts: a loss
+ * record per failing group, under the process's pid. */
+static void valgrind_log_has_a_loss_record_per_failing_group(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->path, sizeof f->path, "%s/MemoryChecker.1.log", f->dir);
+    assert_int_equal(at_gate_write_valgrind_log(f->g, f->path), 0);
+    FILE *in = fopen(f->path, "r");
+    assert_non_null(in);
+    char text[2048];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    text[n] = '\0';
+    fclose(in);
+    assert_string_equal(text,
+                        "==77== 48 bytes in 2 blocks are definitely lost in loss record 1 of 1\n"
+                        "==77==    at 0x400100: say\"hi\"<&>() (q.c:3)\n"
+                        "==77==    by 0x400101: main (m.c:9)\n"
+                        "==77== \n"
+                        "==77== LEAK SUMMARY:\n"
+                        "==77==    definitely lost: 48 bytes in 2 blocks\n"
+                        "==77==         suppressed: 5 bytes in 1 blocks\n"
+                        "==77== \n"
+                        "==77== ERROR SUMMARY: 1 errors from 1 contexts\n"
+                        "==78== ERROR SUMMARY: 0 errors from 0 contexts\n"
+                        "==0== alloctrace: nothing trustworthy to judge: /tmp/b.txt: truncated trace\n");
+}
+
 static void unwritable_result_file_fails_with_errno(void **state)
 {
     fixture *f = *state;
@@ -189,6 +216,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(junit_has_a_case_per_process_and_a_failure_per_group, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(names_that_are_not_utf8_still_give_valid_documents, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(valgrind_log_has_a_loss_record_per_failing_group, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(unwritable_result_file_fails_with_errno, setup, teardown),
     };
