@@ -33,7 +33,8 @@
  *   mangled name cannot be translated and is an error. A C name also
  *   matches the name with "__" in front: glibc's DWARF names its
  *   functions __strdup, __libc_calloc..., where valgrind shows the alias
- *   strdup from the symbol table.
+ *   strdup from the symbol table. A symbol version (fun:dlopen@@GLIBC_2.2.5)
+ *   is optional: the resolver names functions without one.
  * - obj: globs match the object's path, src:FILE[:LINE] the source file
  *   (its name or a trailing part of its path) and line. A suppression
  *   with several kinds of lines becomes one list per kind joined by &&,
@@ -165,8 +166,21 @@ static char *glob_to_regex(const char *before, const char *p, size_t len)
 static char *fun_regex(const char *p, size_t len, at_demangler *dm, const char *path, size_t line,
                        char **err)
 {
-    if (!(len > 2 && p[0] == '_' && p[1] == 'Z')) /* __: glibc's DWARF name of valgrind's alias */
-        return glob_to_regex(isalpha((unsigned char)p[0]) ? "^(?:__)?" : "^", p, len);
+    if (!(len > 2 && p[0] == '_' && p[1] == 'Z')) { /* __: glibc's DWARF name of valgrind's alias */
+        const char *at = memchr(p, '@', len);
+        if (!at)
+            return glob_to_regex(isalpha((unsigned char)p[0]) ? "^(?:__)?" : "^", p, len);
+        /* dlopen@@GLIBC_2.2.5: the resolver names functions without a version */
+        char *re;
+        FILE *out = at_supp_open_text(&re);
+        fputs(isalpha((unsigned char)p[0]) ? "^(?:__)?" : "^", out);
+        glob_regex(out, p, (size_t)(at - p));
+        fputs("(?:", out);
+        glob_regex(out, at, len - (size_t)(at - p));
+        fputs(")?$", out);
+        fclose(out);
+        return re;
+    }
     if (has_wildcard(p, len)) {
         *err = at_supp_error(path, line,
                              "fun:%.*s: a wildcard in a mangled C++ name cannot be translated "

@@ -125,6 +125,33 @@ static void converted_file_suppresses_what_the_original_did(void **state)
     free(prog);
 }
 
+/* The suppression files Debian ships with valgrind (its own default.supp,
+ * python3.supp, ncurses.supp, debian.supp) are read, translated and
+ * applied: a clean program still passes with each. */
+static void debian_valgrind_suppression_files_are_read(void **state)
+{
+    (void)state;
+    h_result r = h_sh("ls /usr/libexec/valgrind/default.supp /usr/lib/valgrind/*.supp 2>/dev/null");
+    if (r.out[0] == '\0') {
+        print_message("skipped: no valgrind suppression files installed\n");
+        h_result_free(&r);
+        skip();
+    }
+    char *gate = h_path("scripts/alloctrace"), *prog = PROG("gate_clean");
+    size_t files = 0;
+    for (char *line = strtok(r.out, "\n"); line; line = strtok(NULL, "\n"), files++) {
+        h_result c = h_sh("'%s' --convert-suppressions '%s' | grep -c '^[A-Za-z0-9_.-]*: ' && "
+                          "'%s' --check --suppressions '%s' -- '%s'", gate, line, gate, line, prog);
+        if (c.status != 0 || atoi(c.out) == 0)
+            fail_msg("%s: status %d\n%s%s", line, c.status, c.out, c.err);
+        h_result_free(&c);
+    }
+    assert_true(files > 0);
+    h_result_free(&r);
+    free(prog);
+    free(gate);
+}
+
 /* The same program built with -fsanitize=leak and LSan's own file. */
 static void lsan_file_suppresses_the_same_in_both_tools(void **state)
 {
@@ -170,6 +197,7 @@ int main(void)
         T(valgrind_generated_file_suppresses_the_same_in_both_tools),
         T(valgrind_generated_cxx_file_suppresses_the_same_in_both_tools),
         T(converted_file_suppresses_what_the_original_did),
+        T(debian_valgrind_suppression_files_are_read),
         T(lsan_file_suppresses_the_same_in_both_tools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

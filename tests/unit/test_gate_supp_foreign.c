@@ -137,6 +137,19 @@ static void valgrind_matches_a_prefix_from_the_allocation_function(void **state)
     at_gate_supp_free(s);
 }
 
+/* valgrind writes some names with their symbol version; the resolver never. */
+static void valgrind_symbol_versions_are_optional(void **state)
+{
+    fixture *f = *state;
+    at_gate_supp *s;
+    at_gate *g = judge_with(f, "{\n v\n Memcheck:Leak\n fun:malloc\n fun:make_buffer@@APP_1.0\n}\n",
+                            &s, NULL);
+    assert_non_null(g);
+    assert_int_equal(g->supps[0].bytes, 200);
+    at_gate_free(g);
+    at_gate_supp_free(s);
+}
+
 static void valgrind_mangled_names_and_operator_new(void **state)
 {
     fixture *f = *state;
@@ -295,6 +308,7 @@ int main(void)
         T(formats_are_told_apart_by_content),
         T(valgrind_generated_suppressions_take_their_groups),
         T(valgrind_matches_a_prefix_from_the_allocation_function),
+        T(valgrind_symbol_versions_are_optional),
         T(valgrind_mangled_names_and_operator_new),
         T(valgrind_obj_lines_match_the_module),
         T(valgrind_non_leak_suppressions_are_skipped),
