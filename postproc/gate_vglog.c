@@ -18,10 +18,13 @@
  *   (the tracer's stacks start at its caller), so frame 0 is the caller.
  * - A run that could not be judged writes no record: ctest then shows no
  *   defect, and the gate's exit status (3) fails the test.
+ * - "%p" in the path gives one file per process, named by its pid, as
+ *   valgrind's --log-file=NAME.%p does (scripts written for valgrind).
  */
 #include "gate.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* n with a ',' every three digits, as valgrind writes counts. */
@@ -79,15 +82,67 @@ static void process_records(FILE *f, const at_gate_proc *p)
     fprintf(f, "==%ld== ERROR SUMMARY: %zu errors from %zu contexts\n", pid, n, n);
 }
 
-static void document(FILE *f, const at_gate *g)
+static void untrusted(FILE *f, const at_gate *g)
 {
-    for (size_t i = 0; i < g->nprocs; i++)
-        process_records(f, &g->procs[i]);
     if (g->untrusted)
         fprintf(f, "==0== alloctrace: nothing trustworthy to judge: %s\n", g->untrusted);
 }
 
+static void document(FILE *f, const at_gate *g)
+{
+    for (size_t i = 0; i < g->nprocs; i++)
+        process_records(f, &g->procs[i]);
+    untrusted(f, g);
+}
+
+/* One process's file of a "%p" log (at_gate_write_file takes a gate). */
+static const at_gate_proc *the_proc;
+
+static void one_process(FILE *f, const at_gate *g)
+{
+    if (the_proc)
+        process_records(f, the_proc);
+    untrusted(f, g);
+}
+
+/* path with every "%p" replaced by pid, a new string. */
+static char *with_pid(const char *path, long pid)
+{
+    char *out;
+    size_t len;
+    FILE *f = open_memstream(&out, &len);
+    if (!f)
+        return NULL;
+    for (const char *c = path; *c; c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            fprintf(f, "%ld", pid);
+            c++;
+        } else {
+            fputc(*c, f);
+        }
+    }
+    fclose(f);
+    return out;
+}
+
+/* As valgrind's --log-file=NAME.%p: one file per process, %p its pid. */
+static int write_per_process(const at_gate *g, const char *path)
+{
+    size_t n = g->nprocs ? g->nprocs : 1;
+    for (size_t i = 0; i < n; i++) {
+        the_proc = g->nprocs ? &g->procs[i] : NULL;
+        char *file = with_pid(path, the_proc && the_proc->pid >= 0 ? the_proc->pid : 0);
+        int rc = file ? at_gate_write_file(g, file, one_process) : -1;
+        free(file);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int at_gate_write_valgrind_log(const at_gate *g, const char *path)
 {
+    if (strstr(path, "%p"))
+        return write_per_process(g, path);
     return at_gate_write_file(g, path, document);
 }

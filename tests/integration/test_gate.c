@@ -282,6 +282,24 @@ static void junit_result_checked_field_by_field(void **state)
     free(xml);
 }
 
+/* valgrind's --log-file=NAME.%p: a valgrind log per process, named by its
+ * pid, each with its own loss records. */
+static void log_file_with_pid_gives_a_valgrind_log_per_process(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *log = h_fmt("--log-file=%s/vg.%%p.log", dir);
+    h_result r = check("--follow-children", log, "--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    r = h_sh("cd '%s' && for f in vg.*.log; do p=${f#vg.}; p=${p%%.log}; "
+             "grep -c \"^==$p== .* bytes in 1 blocks are definitely lost in loss record 1 of 1$\" $f; done",
+             dir);
+    assert_string_equal(r.out, "1\n1\n");
+    h_result_free(&r);
+    free(log);
+}
+
 static void follow_children_judges_and_names_each_process(void **state)
 {
     (void)state;
@@ -609,6 +627,7 @@ int main(void)
         T(json_result_checked_field_by_field),
         T(junit_result_checked_field_by_field),
         T(follow_children_judges_and_names_each_process),
+        T(log_file_with_pid_gives_a_valgrind_log_per_process),
         T(process_regex_judges_only_matching_programs),
         T(empty_c_program_passes_without_suppressions),
         T(default_suppressions_pass_empty_cxx_iostream_program),
