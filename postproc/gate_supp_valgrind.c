@@ -98,16 +98,30 @@ typedef struct supp {
     elem_kind first_kind;
 } supp;
 
-/* valgrind's globs: '*' any run, '?' one character, nothing else special. */
+/* valgrind's globs: '*' any run, '?' one character, nothing else special.
+ * Iterative, going back only to the last '*': linear in practice, never
+ * exponential on a line of many stars. */
 static bool glob_match(const char *p, size_t plen, const char *s)
 {
-    if (plen == 0)
-        return *s == '\0';
-    if (*p == '*')
-        return glob_match(p + 1, plen - 1, s) || (*s && glob_match(p, plen, s + 1));
-    if (*s && (*p == '?' || *p == *s))
-        return glob_match(p + 1, plen - 1, s + 1);
-    return false;
+    size_t i = 0, star = (size_t)-1;
+    const char *mark = NULL;
+    while (*s) {
+        if (i < plen && (p[i] == '?' || p[i] == *s)) {
+            i++;
+            s++;
+        } else if (i < plen && p[i] == '*') {
+            star = i++;
+            mark = s;
+        } else if (mark) {
+            i = star + 1;
+            s = ++mark;
+        } else {
+            return false;
+        }
+    }
+    while (i < plen && p[i] == '*')
+        i++;
+    return i == plen;
 }
 
 static bool glob_matches_any(const char *p, size_t plen, const char *const *names, size_t n)
