@@ -44,6 +44,8 @@ static char *pattern_regex(const char *p, size_t len)
     if (end)
         len--;
     for (size_t i = 0; i < len; i++) {
+        if (p[i] == '*' && i && p[i - 1] == '*')
+            continue; /* a run of stars is one ".*" */
         if (p[i] == '*')
             fputs(".*", out);
         else

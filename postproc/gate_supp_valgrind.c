@@ -139,9 +139,12 @@ static bool has_wildcard(const char *p, size_t len)
     return memchr(p, '*', len) || memchr(p, '?', len);
 }
 
+/* A run of stars is one ".*": the regex never backtracks over empty runs. */
 static void glob_regex(FILE *out, const char *p, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
+        if (p[i] == '*' && i && p[i - 1] == '*')
+            continue;
         if (p[i] == '*')
             fputs(".*", out);
         else if (p[i] == '?')
