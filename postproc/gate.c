@@ -150,8 +150,9 @@ static void add_stack_run(at_gate *g, at_gate_proc *p, const at_gate_block *run,
         while (j < n && run[j].size == run[i].size && run[j].kind == run[i].kind)
             bytes += run[j++].size;
         uint64_t count = j - i;
-        long s = g->has_matcher ? g->matcher.first_match(g->matcher.ctx, stack, frames, run[i].size)
-                                : -1;
+        long s = g->has_matcher
+                     ? g->matcher.first_match(g->matcher.ctx, stack, frames, run[i].size, kind)
+                     : -1;
         if (s >= 0 && (size_t)s < g->nsupps) {
             g->supps[s].blocks += count;
             g->supps[s].bytes += bytes;

@@ -58,9 +58,10 @@ typedef struct at_gate_matcher {
     size_t count;
     size_t ndefault;
     const char *(*label)(void *ctx, size_t i);
-    /* Index of the first suppression matching, or -1. */
+    /* Index of the first suppression matching a block of this size and
+     * leak kind, or -1 (valgrind's suppressions can name kinds). */
     long (*first_match)(void *ctx, const at_stack *stack, const at_frame_info *frames,
-                        uint64_t size);
+                        uint64_t size, at_leak_kind kind);
 } at_gate_matcher;
 
 /* Leaks of one stack and one failing leak kind in one process, left

@@ -7,7 +7,9 @@
  *
  * The gate counts suppressions by entry, not by filter: an entry is one
  * filter of a filter file, or one suppression of a valgrind or LSan file,
- * which may have become several filters (any of which takes a leak).
+ * which may have become several filters (any of which takes a leak). An
+ * entry also has the leak kinds it takes: every kind, but for a valgrind
+ * suppression's match-leak-kinds (the filter language has no kinds).
  *
  * The filter set caches list matches per stack id, which is only right
  * within one stack table; the gate judges many traces (one table each), so
@@ -25,8 +27,9 @@
 #include <unistd.h>
 
 typedef struct entry {
-    char *label;  /* NULL: the label of its first filter */
-    size_t first; /* its first filter */
+    char *label;    /* NULL: the label of its first filter */
+    size_t first;   /* its first filter */
+    unsigned kinds; /* the leak kinds it takes (AT_LEAK_BIT set) */
 } entry;
 
 struct at_gate_supp {
@@ -44,12 +47,13 @@ static const char *label(void *ctx, size_t i)
 }
 
 static long first_match(void *ctx, const at_stack *stack, const at_frame_info *frames,
-                        uint64_t size)
+                        uint64_t size, at_leak_kind kind)
 {
     at_gate_supp *s = ctx;
     size_t n = at_filter_set_count(s->set);
     for (size_t i = 0; i < n; i++)
-        if (at_filter_matches_frames(s->set, i, frames, stack->nframes, size))
+        if ((s->entries[s->entry_of[i]].kinds & AT_LEAK_BIT(kind)) &&
+            at_filter_matches_frames(s->set, i, frames, stack->nframes, size))
             return (long)s->entry_of[i];
     return -1;
 }
@@ -73,12 +77,13 @@ void at_gate_supp_free(at_gate_supp *s)
     free(s);
 }
 
-/* A new entry for the filters from the last one's up to filter n. */
-static void add_entry(at_gate_supp *s, const char *lbl, size_t n)
+/* A new entry for the filters from the last one's up to filter n, taking
+ * leaks of `kinds`. */
+static void add_entry(at_gate_supp *s, const char *lbl, size_t n, unsigned kinds)
 {
     s->entries = at_xreallocarray(s->entries, s->nentries + 1, sizeof *s->entries);
     s->entries[s->nentries] = (entry){ .label = lbl ? at_xstrdup(lbl) : NULL,
-                                       .first = s->nfilters_mapped };
+                                       .first = s->nfilters_mapped, .kinds = kinds };
     s->entry_of = at_xreallocarray(s->entry_of, n ? n : 1, sizeof *s->entry_of);
     for (size_t i = s->nfilters_mapped; i < n; i++)
         s->entry_of[i] = s->nentries;
@@ -129,7 +134,7 @@ static int add_filters(at_gate_supp *s, const char *path, const char *text, size
     if (at_filter_set_add_text(s->set, text, len, path, &err) != 0)
         return print_filter_error(&err);
     while (s->nfilters_mapped < at_filter_set_count(s->set))
-        add_entry(s, NULL, s->nfilters_mapped + 1);
+        add_entry(s, NULL, s->nfilters_mapped + 1, AT_LEAK_ALL);
     return 0;
 }
 
@@ -162,7 +167,7 @@ static int add_foreign(at_gate_supp *s, const char *path, const char *text, size
                 rc = print_filter_error(&err);
         }
         if (rc == 0)
-            add_entry(s, list.v[i].label, at_filter_set_count(s->set));
+            add_entry(s, list.v[i].label, at_filter_set_count(s->set), list.v[i].kinds);
     }
     at_supp_list_free(&list);
     return rc;

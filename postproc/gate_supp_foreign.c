@@ -150,7 +150,7 @@ at_supp_entry *at_supp_add_entry(at_supp_list *l, const char *label, const char 
     }
     at_supp_entry *e = &l->v[l->n++];
     *e = (at_supp_entry){ .label = at_xstrdup(label), .name = name_of(label),
-                          .source = at_xstrdup(source) };
+                          .source = at_xstrdup(source), .kinds = AT_LEAK_ALL };
     return e;
 }
 

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "leakkind.h"
+
 typedef enum at_supp_format {
     AT_SUPP_FILTERS,  /* the filter language */
     AT_SUPP_VALGRIND, /* valgrind's { name  Tool:Kind  frames } blocks */
@@ -28,6 +30,8 @@ typedef struct at_supp_entry {
     char *note;     /* NULL, or why it cannot match anything / how it maps */
     char **filters; /* filter expressions, without the NAME */
     size_t nfilters;
+    unsigned kinds; /* the leak kinds it takes (AT_LEAK_BIT set): valgrind's
+                       match-leak-kinds; every kind otherwise */
 } at_supp_entry;
 
 typedef struct at_supp_list {

@@ -42,15 +42,18 @@
  *   Without "..." between them the frames stay aligned; with "..." the
  *   lists are matched each on its own, so such a suppression can take a
  *   stack whose fun: and obj: lines match at different depths (docs/gate.md).
- * - match-leak-kinds is checked and kept in the translation as a comment:
- *   the gate judges every block alive at exit (no kinds yet), so the
- *   suppression applies to every leak of its stacks.
+ * - match-leak-kinds: the entry takes leaks of those kinds only (the
+ *   tracer classifies blocks as memcheck does); a block of unknown kind
+ *   (a trace without kinds) counts as definite. The filter language has
+ *   no kind condition, so the printed translation says it in a comment.
+ *   Without the line a suppression takes every kind, as in memcheck.
  * - Suppressions for other tools or other memcheck errors (Memcheck:Cond,
  *   Memcheck:Param, Helgrind:Race...) suppress nothing the gate reports:
  *   they are read, checked for a closing "}", and skipped.
  */
 #include "gate_supp_foreign.h"
 #include "demangle.h"
+#include "leakkind.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -385,19 +388,33 @@ static void translate(const supp *s, at_supp_entry *e)
     }
 }
 
-static bool is_kinds_word(const char *w, size_t n)
+/* The kinds one of memcheck's words names; false for a word it does not
+ * know. A block of unknown kind (a trace without them) counts as
+ * definitely lost, as the gate judges it. */
+static bool kinds_word(const char *w, size_t n, unsigned *set)
 {
-    static const char *const words[] = { "definite", "indirect", "possible", "reachable", "all",
-                                         "none" };
+    static const struct {
+        const char *word;
+        unsigned set;
+    } words[] = {
+        { "definite", AT_LEAK_BIT(AT_LEAK_DEFINITE) | AT_LEAK_BIT(AT_LEAK_UNKNOWN) },
+        { "indirect", AT_LEAK_BIT(AT_LEAK_INDIRECT) },
+        { "possible", AT_LEAK_BIT(AT_LEAK_POSSIBLE) },
+        { "reachable", AT_LEAK_BIT(AT_LEAK_REACHABLE) },
+        { "all", AT_LEAK_ALL },
+        { "none", 0 },
+    };
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-        if (strlen(words[i]) == n && memcmp(words[i], w, n) == 0)
+        if (strlen(words[i].word) == n && memcmp(words[i].word, w, n) == 0) {
+            *set |= words[i].set;
             return true;
+        }
     return false;
 }
 
-/* "match-leak-kinds: definite,possible": -1 with *err on a word memcheck
- * does not know. */
-static int check_kinds(const at_supp_line *l, const char *path, char **err)
+/* "match-leak-kinds: definite,possible" into *set; -1 with *err on a word
+ * memcheck does not know. */
+static int read_kinds(const at_supp_line *l, const char *path, unsigned *set, char **err)
 {
     const char *p = l->s + strlen("match-leak-kinds:"), *end = l->s + l->len;
     while (p < end && isspace((unsigned char)*p))
@@ -409,7 +426,7 @@ static int check_kinds(const at_supp_line *l, const char *path, char **err)
     while (p < end) {
         const char *comma = memchr(p, ',', (size_t)(end - p));
         const char *w_end = comma ? comma : end;
-        if (!is_kinds_word(p, (size_t)(w_end - p))) {
+        if (!kinds_word(p, (size_t)(w_end - p), set)) {
             *err = at_supp_error(path, l->number,
                                  "match-leak-kinds: '%.*s' is not a leak kind (definite, indirect, "
                                  "possible, reachable, all or none)",
@@ -470,6 +487,7 @@ static int read_block(reader *r)
 {
     size_t open = r->l.number;
     char *name = NULL, *source = NULL, *kinds = NULL;
+    unsigned kind_set = 0;
     bool leak = false;
     supp s = { 0 };
     int rc = -1;
@@ -489,7 +507,7 @@ static int read_block(reader *r)
         if (!leak)
             continue;
         if (r->l.len >= 17 && memcmp(r->l.s, "match-leak-kinds:", 17) == 0 && s.n == 0 && !kinds) {
-            if (check_kinds(&r->l, r->path, r->err) != 0)
+            if (read_kinds(&r->l, r->path, &kind_set, r->err) != 0)
                 goto done;
             kinds = at_xstrndup(r->l.s, r->l.len);
             continue;
@@ -507,9 +525,13 @@ static int read_block(reader *r)
         char *full = at_xasprintf("%s%s%s }", source, kinds ? "  " : "", kinds ? kinds : "");
         at_supp_entry *e = at_supp_add_entry(r->out, label, full);
         translate(&s, e);
-        if (kinds && !e->note)
-            e->note = at_xasprintf("%s: every leak of these stacks (the gate has no leak kinds)",
-                                   kinds);
+        if (kinds) {
+            e->kinds = kind_set;
+            if (!e->note)
+                e->note = at_xasprintf("%s: the gate applies it to leaks of those kinds only; "
+                                       "the filters below alone take every kind",
+                                       kinds);
+        }
         free(full);
         free(label);
     }

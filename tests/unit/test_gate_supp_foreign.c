@@ -33,7 +33,8 @@ static const char *const LIB[] = { "0x1234 from /usr/lib/libfoo.so.1",
 
 typedef supp_fixture fixture;
 
-/* Judges BUF (2 x 100), NAME (24), CXX (48) and LIB (8) against the
+/* Judges BUF (2 x 100, definite), NAME (24, definite), CXX (48, of unknown
+ * kind: a trace without kinds) and LIB (8, indirect) against the
  * suppression file `text`; NULL when the file is rejected (its error in
  * *err when err is not NULL). */
 static at_gate *judge_with(fixture *f, const char *text, at_gate_supp **s, char **err)
@@ -66,9 +67,11 @@ static at_gate *judge_with(fixture *f, const char *text, at_gate_supp **s, char 
     at_gate_matcher m = at_gate_supp_matcher(*s);
     at_gate *g = at_gate_new(&opt, &m, NULL);
     at_gate_proc *p = at_gate_add_process(g, "t.txt", "./leaky", 1);
-    at_gate_block b[] = { { stack_of(f->t, 0x10, BUF), 100 }, { stack_of(f->t, 0x10, BUF), 100 },
-                          { stack_of(f->t, 0x20, NAME), 24 }, { stack_of(f->t, 0x30, CXX), 48 },
-                          { stack_of(f->t, 0x40, LIB), 8 } };
+    at_gate_block b[] = { { stack_of(f->t, 0x10, BUF), 100, AT_LEAK_DEFINITE },
+                          { stack_of(f->t, 0x10, BUF), 100, AT_LEAK_DEFINITE },
+                          { stack_of(f->t, 0x20, NAME), 24, AT_LEAK_DEFINITE },
+                          { stack_of(f->t, 0x30, CXX), 48, AT_LEAK_UNKNOWN },
+                          { stack_of(f->t, 0x40, LIB), 8, AT_LEAK_INDIRECT } };
     at_gate_add_leaks(g, p, b, 5, NULL, f->t);
     at_gate_finish(g);
     return g;
@@ -162,6 +165,29 @@ static void valgrind_mangled_names_and_operator_new(void **state)
     assert_non_null(g);
     assert_int_equal(g->supps[0].bytes, 48);
     assert_int_equal(g->supps[1].bytes, 0); /* made by operator new, not malloc */
+    at_gate_free(g);
+    at_gate_supp_free(s);
+}
+
+/* match-leak-kinds: a suppression takes leaks of its kinds only; a block
+ * of unknown kind counts as definite; without the line, every kind. */
+static void valgrind_match_leak_kinds_take_those_kinds_only(void **state)
+{
+    fixture *f = *state;
+    at_gate_supp *s;
+    at_gate *g = judge_with(f,
+                            "{\n ind\n Memcheck:Leak\n match-leak-kinds: indirect\n fun:malloc\n"
+                            " ...\n fun:main\n}\n"
+                            "{\n reach\n Memcheck:Leak\n match-leak-kinds: reachable,possible\n"
+                            " fun:*\n ...\n fun:main\n}\n"
+                            "{\n def\n Memcheck:Leak\n match-leak-kinds: definite\n fun:*\n ...\n"
+                            " fun:main\n}\n",
+                            &s, NULL);
+    assert_non_null(g);
+    assert_int_equal(g->supps[0].bytes, 8);              /* LIB, the indirect one */
+    assert_int_equal(g->supps[1].bytes, 0);              /* nothing possible or reachable */
+    assert_int_equal(g->supps[2].bytes, 200 + 24 + 48); /* definite, and CXX of unknown kind */
+    assert_int_equal(bytes_left(g), 0);
     at_gate_free(g);
     at_gate_supp_free(s);
 }
@@ -263,7 +289,8 @@ static void valgrind_translation_is_printed_as_a_filter_file(void **state)
     assert_string_equal(
         out, "# alloctrace filters translated from the valgrind suppressions of v.supp\n\n"
              "# v.supp:1: { buffers  Memcheck:Leak  match-leak-kinds: definite }\n"
-             "# match-leak-kinds: definite: every leak of these stacks (the gate has no leak kinds)\n"
+             "# match-leak-kinds: definite: the gate applies it to leaks of those kinds only; the "
+             "filters below alone take every kind\n"
              "buffers: functions contains [ ... ... #\"^\"# #\"^(?:__)?make_buffer$\"# ] && "
              "modules contains [ ... ... #\"^/app/leaky$\"# #\"^\"# ]\n");
     free(out);
@@ -310,6 +337,7 @@ int main(void)
         T(valgrind_matches_a_prefix_from_the_allocation_function),
         T(valgrind_symbol_versions_are_optional),
         T(valgrind_mangled_names_and_operator_new),
+        T(valgrind_match_leak_kinds_take_those_kinds_only),
         T(valgrind_obj_lines_match_the_module),
         T(valgrind_non_leak_suppressions_are_skipped),
         T(valgrind_errors_name_file_line_and_construct),

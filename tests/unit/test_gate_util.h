@@ -39,8 +39,9 @@ typedef struct fake_supps {
 static inline const char *fake_label(void *ctx, size_t i) { return ((fake_supps *)ctx)->labels[i]; }
 
 static inline long fake_first_match(void *ctx, const at_stack *stack, const at_frame_info *frames,
-                                    uint64_t size)
+                                    uint64_t size, at_leak_kind kind)
 {
+    (void)kind;
     fake_supps *s = ctx;
     for (size_t i = 0; i < s->count; i++)
         for (uint32_t f = 0; f < stack->nframes; f++)
