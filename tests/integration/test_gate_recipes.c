@@ -130,12 +130,15 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
     if (!h_have("cmake") || !h_have("ctest"))
         skip();
     char *dir = h_tmpdir(), *prog = h_path("build/tests/programs/gate_leaky");
-    char *gate = h_path("scripts/alloctrace-check");
+    char *gate = h_path("scripts/alloctrace-check"), *cxx = h_path("build/tests/programs/reach_cxx");
+    /* "cxx": a leaked new std::string, one definite and one indirect group
+     * (valgrind would fold the second into the first's record). */
     char *lists = h_fmt("cmake_minimum_required(VERSION 3.10)\nproject(recipe NONE)\n"
                         "include(CTest)\n"
                         "add_test(NAME clean COMMAND %s)\n"
                         "add_test(NAME three COMMAND %s buf=2 name extra)\n"
-                        "add_test(NAME one COMMAND %s buf=1)\n", prog, prog, prog);
+                        "add_test(NAME one COMMAND %s buf=1)\n"
+                        "add_test(NAME cxx COMMAND %s string)\n", prog, prog, prog, cxx);
     write_file(dir, "CMakeLists.txt", lists);
     h_result r = h_sh("cd '%s' && cmake -S . -B b -DMEMORYCHECK_TYPE=Valgrind "
                       "-DMEMORYCHECK_COMMAND='%s' >/dev/null && cd b && ctest -T memcheck",
@@ -143,7 +146,8 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
     assert_int_equal(ctest_defects(r.out, "clean"), 0);
     assert_int_equal(ctest_defects(r.out, "three"), 3);
     assert_int_equal(ctest_defects(r.out, "one"), 1);
-    h_has(r.out, "Memory Leak - 4\n");
+    assert_int_equal(ctest_defects(r.out, "cxx"), 2);
+    h_has(r.out, "Memory Leak - 6\n");
     h_result_free(&r);
 
     /* ctest hands MEMORYCHECK_SUPPRESSIONS_FILE, a valgrind file, to the
@@ -155,7 +159,7 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
              dir, gate, dir);
     assert_int_equal(ctest_defects(r.out, "three"), 2);
     assert_int_equal(ctest_defects(r.out, "one"), 0);
-    h_has(r.out, "Memory Leak - 2\n");
+    h_has(r.out, "Memory Leak - 4\n");
     h_result_free(&r);
 
     /* The gate alone on the same test: the same three groups. */
@@ -163,6 +167,11 @@ static void ctest_memcheck_counts_the_gates_leak_groups(void **state)
     assert_int_equal(r.status, 1);
     assert_int_equal(h_count_lines(r.err, "^Leak of "), 3);
     h_result_free(&r);
+    r = h_sh("'%s' -- '%s' string", gate, cxx);
+    assert_int_equal(h_count_lines(r.err, "^Leak of "), 2);
+    h_has(r.err, "[indirectly lost]\n");
+    h_result_free(&r);
+    free(cxx);
     free(lists);
     free(gate);
     free(prog);
