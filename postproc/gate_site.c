@@ -6,8 +6,10 @@
  *
  * The wrappers are a fixed list (anchored regexes on the function name):
  * the C library's functions that return new memory (strdup, asprintf...,
- * under glibc's DWARF names too), operator new and the standard
- * allocators C++ containers go through, and the xmalloc family and
+ * under glibc's DWARF names too), operator new and the C++ standard
+ * library's own frames (std::, __gnu_cxx::, after a template's return
+ * type: a container's growth is named by the code that grew it), and the
+ * xmalloc family and
  * GLib's g_malloc family that programs use as their allocator. When every
  * frame is one (a stack cut by the depth limit), the innermost is named.
  */
@@ -23,7 +25,7 @@ static const char WRAPPERS[] =
     "open_memstream|realpath|canonicalize_file_name|reallocarray|"
     "(__libc_)?(malloc|calloc|realloc|memalign|valloc|pvalloc|aligned_alloc|posix_memalign))$"
     "|^operator new"
-    "|^(std|__gnu_cxx)::.*::(allocate|_M_allocate|_M_create)\\("
+    "|^([^(]* )?(std|__gnu_cxx)::"
     "|^x(malloc|calloc|realloc|reallocarray|zalloc|strdup|strndup|memdup|asprintf|vasprintf)$"
     "|^g_(malloc|malloc0|malloc_n|malloc0_n|realloc|realloc_n|try_malloc|try_malloc0|try_realloc|"
     "strdup|strndup|memdup|memdup2|slice_alloc|slice_alloc0|slice_copy|new_|strdup_printf|"
