@@ -300,6 +300,20 @@ static void log_file_with_pid_gives_a_valgrind_log_per_process(void **state)
     free(log);
 }
 
+/* valgrind's --errors-for-leak-kinds is --leak-kinds: a possibly lost
+ * block passes by default and fails with valgrind's own default kinds. */
+static void valgrind_errors_for_leak_kinds_picks_the_failing_kinds(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("reach_kinds"), "possible");
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    r = check("--errors-for-leak-kinds=definite,possible", "--", PROG("reach_kinds"), "possible");
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "allocated from: [possibly lost]\n");
+    h_result_free(&r);
+}
+
 static void follow_children_judges_and_names_each_process(void **state)
 {
     (void)state;
@@ -627,6 +641,7 @@ int main(void)
         T(json_result_checked_field_by_field),
         T(junit_result_checked_field_by_field),
         T(follow_children_judges_and_names_each_process),
+        T(valgrind_errors_for_leak_kinds_picks_the_failing_kinds),
         T(log_file_with_pid_gives_a_valgrind_log_per_process),
         T(process_regex_judges_only_matching_programs),
         T(empty_c_program_passes_without_suppressions),
