@@ -563,6 +563,12 @@ static void configuration_errors_exit_2_before_the_program_runs(void **state)
         assert_int_equal(access(marker, F_OK), -1);
         h_result_free(&r);
     }
+    /* A baseline to write where it cannot be. */
+    h_result u = check("--baseline", nojson, "--update-baseline", "--", "touch", marker);
+    assert_int_equal(u.status, 2);
+    h_has(u.err, "--baseline ");
+    assert_int_equal(access(marker, F_OK), -1);
+    h_result_free(&u);
     /* The same options, right, and the program runs. */
     char *json = h_fmt("%s/r.json", dir);
     h_result r = check("--json", json, "--", "touch", marker);
