@@ -16,10 +16,14 @@
  *   stack without lines, so several groups of a process can share a key
  *   (two mallocs in one function); they are compared with the baseline as
  *   one sum.
- * - A gate that fails for a reason other than leaks (the program's own
- *   error with --fail-on-program-error, unused suppressions with
- *   --fail-on-unused-suppressions) exits with the leak exit code, or 1
- *   when that was set to 0: asking for the failure means wanting one.
+ * - When no leak fails the gate, the program's own non-zero exit status
+ *   is the gate's (as valgrind does): used as a test wrapper, a failing
+ *   test stays a failure, and 77 (automake's skip) stays a skip. Leaks
+ *   take precedence with the leak exit code; 3 (nothing trustworthy)
+ *   before both. --ignore-program-status turns the pass-through off.
+ * - Unused suppressions with --fail-on-unused-suppressions exit with the
+ *   leak exit code, or 1 when that was set to 0: asking for the failure
+ *   means wanting one.
  */
 #include "gate.h"
 #include "xalloc.h"
@@ -87,7 +91,7 @@ at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char
         g->procs = at_xrealloc(g->procs, g->cap * sizeof *g->procs);
     }
     at_gate_proc *p = &g->procs[g->nprocs++];
-    *p = (at_gate_proc){ .trace_path = keep(g, trace_path ? trace_path : "-"),
+    *p = (at_gate_proc){ .trace_path = keep(g, trace_path),
                          .process = keep(g, process && *process ? process : AT_UNKNOWN),
                          .pid = pid };
     return p;
@@ -146,8 +150,9 @@ static void add_stack_run(at_gate *g, at_gate_proc *p, const at_gate_block *run,
         while (j < n && run[j].size == run[i].size && run[j].kind == run[i].kind)
             bytes += run[j++].size;
         uint64_t count = j - i;
-        long s = g->has_matcher ? g->matcher.first_match(g->matcher.ctx, stack, frames, run[i].size)
-                                : -1;
+        long s = g->has_matcher
+                     ? g->matcher.first_match(g->matcher.ctx, stack, frames, run[i].size, kind)
+                     : -1;
         if (s >= 0 && (size_t)s < g->nsupps) {
             g->supps[s].blocks += count;
             g->supps[s].bytes += bytes;
@@ -242,6 +247,12 @@ static size_t unused_user_suppressions(const at_gate *g)
     return n;
 }
 
+/* The program's own failure is the gate's (unless --ignore-program-status). */
+static bool program_fails(const at_gate *g)
+{
+    return !g->opt.ignore_program_status && g->opt.program_status > 0;
+}
+
 static int failure_code(const at_gate *g)
 {
     return g->opt.leak_exitcode ? g->opt.leak_exitcode : AT_GATE_LEAKS;
@@ -280,8 +291,8 @@ int at_gate_finish(at_gate *g)
         g->verdict = AT_GATE_UNTRUSTED;
     else if (gating > 0)
         g->verdict = g->opt.leak_exitcode;
-    else if (g->opt.fail_on_program_error && g->opt.program_status > 0)
-        g->verdict = failure_code(g);
+    else if (program_fails(g))
+        g->verdict = g->opt.program_status;
     else if (g->opt.fail_on_unused && unused_user_suppressions(g) > 0)
         g->verdict = failure_code(g);
     else
@@ -310,10 +321,15 @@ static void print_frame(FILE *out, unsigned i, const at_frame_info *f)
     fputs(f->inlined ? " [inlined]\n" : "\n", out);
 }
 
+static void put_plain(FILE *out, const char *s) { fputs(s, out); }
+
+/* "Leak of B byte(s) in K block(s) in SITE, allocated from:" and the
+ * stack; SITE is the first frame that is not an allocation wrapper. */
 static void print_group(FILE *out, const at_gate_group *grp)
 {
-    fprintf(out, "Leak of %" PRIu64 " byte(s) in %" PRIu64 " block(s) allocated from:", grp->bytes,
-            grp->blocks);
+    fprintf(out, "Leak of %" PRIu64 " byte(s) in %" PRIu64 " block(s) in ", grp->bytes, grp->blocks);
+    at_gate_print_site(out, at_gate_alloc_site(grp->frames, grp->nframes), put_plain);
+    fputs(", allocated from:", out);
     if (grp->kind != AT_LEAK_UNKNOWN)
         fprintf(out, " [%s]", at_leak_kind_words(grp->kind));
     if (grp->base == AT_BASE_NEW)
@@ -336,7 +352,9 @@ static void print_process(FILE *out, const at_gate *g, const at_gate_proc *p)
     fprintf(out, "== process %s", p->process);
     if (p->pid >= 0)
         fprintf(out, " (pid %ld)", p->pid);
-    fprintf(out, ", trace %s\n", p->trace_path);
+    if (p->trace_path) /* none when the trace is a temporary file, deleted when done */
+        fprintf(out, ", trace %s", p->trace_path);
+    fputc('\n', out);
     if (p->problem)
         fprintf(out, "alloctrace: cannot judge this process: %s\n", p->problem);
     size_t shown = p->ngroups;
@@ -403,8 +421,9 @@ static void print_verdict(FILE *out, const at_gate *g)
     if (groups)
         fprintf(out, "alloctrace: %zu leak group(s)%s fail the gate\n", groups,
                 g->baseline ? " new or grown against the baseline" : "");
-    else if (g->opt.fail_on_program_error && g->opt.program_status > 0)
-        fputs("alloctrace: the program's error fails the gate (--fail-on-program-error)\n", out);
+    else if (program_fails(g))
+        fprintf(out, "alloctrace: no leak fails the gate; exiting with the program's own status %d "
+                     "(--ignore-program-status to exit 0)\n", g->opt.program_status);
     else if (g->opt.fail_on_unused && unused_user_suppressions(g))
         fputs("alloctrace: unused suppressions fail the gate (--fail-on-unused-suppressions)\n", out);
 }

@@ -58,9 +58,10 @@ typedef struct at_gate_matcher {
     size_t count;
     size_t ndefault;
     const char *(*label)(void *ctx, size_t i);
-    /* Index of the first suppression matching, or -1. */
+    /* Index of the first suppression matching a block of this size and
+     * leak kind, or -1 (valgrind's suppressions can name kinds). */
     long (*first_match)(void *ctx, const at_stack *stack, const at_frame_info *frames,
-                        uint64_t size);
+                        uint64_t size, at_leak_kind kind);
 } at_gate_matcher;
 
 /* Leaks of one stack and one failing leak kind in one process, left
@@ -77,7 +78,7 @@ typedef struct at_gate_group {
 } at_gate_group;
 
 typedef struct at_gate_proc {
-    const char *trace_path; /* arena strings */
+    const char *trace_path; /* arena strings; NULL: a temporary trace, not named */
     const char *process;
     long pid;
     const char *problem; /* non-NULL: this trace cannot be trusted (why) */
@@ -100,7 +101,7 @@ typedef struct at_gate_supp_use {
 
 typedef struct at_gate_options {
     int leak_exitcode;          /* 1 unless --leak-exitcode */
-    bool fail_on_program_error; /* the program's non-zero exit fails the gate */
+    bool ignore_program_status; /* no: a clean run exits with the program's own status */
     bool fail_on_unused;        /* an unused user suppression fails the gate */
     bool gen_suppressions;      /* print a filter line per group left */
     size_t max_groups;          /* groups shown per process; 0: all */
@@ -135,7 +136,8 @@ void at_gate_options_init(at_gate_options *o);
 at_gate *at_gate_new(const at_gate_options *opt, const at_gate_matcher *m, const at_baseline *b);
 void at_gate_free(at_gate *g);
 
-/* A traced process; `pid` < 0 when unknown. */
+/* A traced process; `pid` < 0 when unknown; trace_path NULL for a trace
+ * that is deleted once judged (reports do not point at it). */
 at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char *process,
                                   long pid);
 
@@ -173,6 +175,18 @@ char *at_gate_suppression_line(const at_gate *g, const at_gate_proc *p, size_t i
 int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *));
 int at_gate_write_json(const at_gate *g, const char *path);
 int at_gate_write_junit(const at_gate *g, const char *path);
+/* The leaks as a valgrind memcheck log, the form ctest -T memcheck reads
+ * (gate_vglog.c). */
+int at_gate_write_valgrind_log(const at_gate *g, const char *path);
+
+/* Where a leak was made: the first frame (innermost first) that is not an
+ * allocation wrapper (strdup, operator new, xmalloc, g_malloc...), the
+ * innermost when all are; NULL for no frame (gate_site.c). */
+const at_frame_info *at_gate_alloc_site(const at_frame_info *frames, uint32_t n);
+
+/* "FUNCTION (FILE:LINE)" of a site, or "(MODULE)", names written through
+ * esc (XML needs escaping). */
+void at_gate_print_site(FILE *out, const at_frame_info *f, void (*esc)(FILE *, const char *));
 
 /* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 when
  * s[0] does not start one (gate_utf8.c). */

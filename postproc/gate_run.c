@@ -53,9 +53,11 @@ typedef struct gate_opts {
     const char **supps;
     size_t nsupps;
     const char *default_supp;
-    const char *baseline, *json, *junit, *output;
+    const char *baseline, *json, *junit, *log_file, *output;
     const char *process_re; /* --process: judge only programs matching it */
     bool update_baseline, quiet;
+    bool check_config; /* --check-config: check files and options, judge nothing */
+    const char *convert; /* --convert-suppressions FILE */
     const char *cache_dir_given; /* --cache-dir */
     bool no_cache;               /* --no-cache */
     char *cache_dir;             /* the resolver's (at_resolve_cache_dir) */
@@ -66,9 +68,9 @@ typedef struct gate_opts {
 } gate_opts;
 
 enum {
-    O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
+    O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
-    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS,
+    O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +78,7 @@ static const struct option long_opts[] = {
     { "default-suppressions", required_argument, NULL, O_DEFAULT_SUPP },
     { "leak-exitcode", required_argument, NULL, O_LEAK_EXIT },
     { "fail-on-program-error", no_argument, NULL, O_FAIL_PROG },
+    { "ignore-program-status", no_argument, NULL, O_IGNORE_PROG },
     { "fail-on-unused-suppressions", no_argument, NULL, O_FAIL_UNUSED },
     { "gen-suppressions", no_argument, NULL, O_GEN },
     { "max-groups", required_argument, NULL, O_MAX_GROUPS },
@@ -83,6 +86,7 @@ static const struct option long_opts[] = {
     { "update-baseline", no_argument, NULL, O_UPDATE_BASELINE },
     { "json", required_argument, NULL, O_JSON },
     { "junit", required_argument, NULL, O_JUNIT },
+    { "log-file", required_argument, NULL, O_LOG_FILE },
     { "program-status", required_argument, NULL, O_PROG_STATUS },
     { "program-signal", required_argument, NULL, O_PROG_SIGNAL },
     { "process", required_argument, NULL, O_PROCESS },
@@ -90,6 +94,8 @@ static const struct option long_opts[] = {
     { "no-cache", no_argument, NULL, O_NO_CACHE },
     { "remove", required_argument, NULL, O_REMOVE },
     { "leak-kinds", required_argument, NULL, O_LEAK_KINDS },
+    { "check-config", no_argument, NULL, O_CHECK_CONFIG },
+    { "convert-suppressions", required_argument, NULL, O_CONVERT },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
@@ -105,7 +111,8 @@ static void usage(FILE *f)
           "file) or 3 (nothing trustworthy to judge: no trace, a truncated trace, the\n"
           "program killed by a signal).\n"
           "\n"
-          "      --suppressions FILE       filters of leaks to ignore (repeatable)\n"
+          "      --suppressions FILE       leaks to ignore (repeatable): filters, or valgrind's\n"
+          "                                or LeakSanitizer's suppression files\n"
           "      --default-suppressions FILE\n"
           "                                the shipped defaults (not listed when unused)\n"
           "      --leak-exitcode N         exit status when leaks are left (default 1)\n"
@@ -113,7 +120,10 @@ static void usage(FILE *f)
           "                                possible, reachable, libc, all, none (default\n"
           "                                definite,indirect, as valgrind's\n"
           "                                --errors-for-leak-kinds and LSan)\n"
-          "      --fail-on-program-error   the program's non-zero exit fails the gate\n"
+          "      --ignore-program-status   exit 0 when no leak fails the gate, whatever the\n"
+          "                                program's status (default: the program's own\n"
+          "                                non-zero status, as valgrind; leaks win)\n"
+          "      --fail-on-program-error   the default; undoes --ignore-program-status\n"
           "      --fail-on-unused-suppressions\n"
           "                                a suppression that took nothing fails the gate\n"
           "      --gen-suppressions        print a suppression line per leak group left\n"
@@ -122,6 +132,8 @@ static void usage(FILE *f)
           "      --update-baseline         write the groups left into the --baseline FILE\n"
           "      --json FILE               write the result as JSON (alloctrace-gate/1)\n"
           "      --junit FILE              write the result as JUnit XML\n"
+          "      --log-file FILE           write the leaks as a valgrind memcheck log (what\n"
+          "                                ctest -T memcheck reads)\n"
           "      --program-status N        the program's exit status, for the report\n"
           "      --program-signal N        the signal that killed the program\n"
           "      --process REGEX           judge only processes whose program (the trace\n"
@@ -133,6 +145,13 @@ static void usage(FILE *f)
           "      --no-cache                no cache directory\n"
           "      --remove FILE             delete FILE when done, whatever the verdict\n"
           "                                (repeatable; the gate's temporary files)\n"
+          "      --check-config            check the suppression and baseline files, that\n"
+          "                                the output files can be written and the options;\n"
+          "                                judge nothing: exit 0, or 2 with one line (what\n"
+          "                                alloctrace --check runs before the program)\n"
+          "      --convert-suppressions FILE\n"
+          "                                print a valgrind or LeakSanitizer suppression file\n"
+          "                                translated to the filter language, and exit\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
           "  -h, --help                    this text\n",
@@ -172,11 +191,12 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_SUPP: o->supps[o->nsupps++] = optarg; break;
         case O_DEFAULT_SUPP: o->default_supp = optarg; break;
         case O_LEAK_EXIT: o->gate.leak_exitcode = (int)number("--leak-exitcode", optarg, 255); break;
-        case O_FAIL_PROG: o->gate.fail_on_program_error = true; break;
         case O_LEAK_KINDS:
             if (at_leak_kinds_parse(optarg, &o->gate.fail_kinds) != 0)
                 usage_error("--leak-kinds: unknown kind in '%s' (" AT_LEAK_KINDS_WORDS ")", optarg);
             break;
+        case O_FAIL_PROG: o->gate.ignore_program_status = false; break;
+        case O_IGNORE_PROG: o->gate.ignore_program_status = true; break;
         case O_FAIL_UNUSED: o->gate.fail_on_unused = true; break;
         case O_GEN: o->gate.gen_suppressions = true; break;
         case O_MAX_GROUPS: o->gate.max_groups = (size_t)number("--max-groups", optarg, 1L << 30); break;
@@ -184,12 +204,15 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_UPDATE_BASELINE: o->update_baseline = true; break;
         case O_JSON: o->json = optarg; break;
         case O_JUNIT: o->junit = optarg; break;
+        case O_LOG_FILE: o->log_file = optarg; break;
         case O_PROG_STATUS: o->gate.program_status = (int)number("--program-status", optarg, 255); break;
         case O_PROG_SIGNAL: o->gate.program_signal = (int)number("--program-signal", optarg, 128); break;
         case O_PROCESS: o->process_re = optarg; break;
         case O_CACHE_DIR: o->cache_dir_given = optarg; break;
         case O_NO_CACHE: o->no_cache = true; break;
         case O_REMOVE: o->removes[o->nremoves++] = optarg; break;
+        case O_CHECK_CONFIG: o->check_config = true; break;
+        case O_CONVERT: o->convert = optarg; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case 'h': usage(stdout); exit(0);
@@ -370,9 +393,21 @@ static long header_pid(const at_trace *t)
     return *end || end == t->header.pid ? -1 : pid;
 }
 
-/* Reads one trace into the gate. Returns -1 when it cannot be opened. */
-static int judge_trace(at_gate *g, const char *path, bool quiet, const char *cache_dir)
+/* Whether path is one of the files to delete when done (--remove). */
+static bool removed(const gate_opts *o, const char *path)
 {
+    for (size_t i = 0; i < o->nremoves; i++)
+        if (strcmp(o->removes[i], path) == 0)
+            return true;
+    return false;
+}
+
+/* Reads one trace into the gate. Returns -1 when it cannot be opened.
+ * A trace that is deleted when done is not named in the reports. */
+static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
+{
+    bool quiet = o->quiet;
+    const char *cache_dir = o->cache_dir;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", path, strerror(errno));
@@ -392,7 +427,8 @@ static int judge_trace(at_gate *g, const char *path, bool quiet, const char *cac
     if (rc == 0)
         at_stage_finish(leaks);
 
-    at_gate_proc *p = at_gate_add_process(g, path, t->header.process, header_pid(t));
+    at_gate_proc *p = at_gate_add_process(g, removed(o, path) ? NULL : path, t->header.process,
+                                          header_pid(t));
     char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
     if (why)
         at_gate_set_problem(g, p, why);
@@ -423,6 +459,53 @@ static bool wanted(const char *path, const regex_t *re)
 
 /* ---- the run ------------------------------------------------------------- */
 
+/* Whether path can be written as an output, checked before the program
+ * runs (a typo in --json must not cost a whole test suite). An existing
+ * file is opened without truncating it; a missing one is created and
+ * removed again. O_NONBLOCK: a FIFO without a reader must not hang. */
+static int check_writable(const char *opt, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0666);
+        if (fd >= 0)
+            unlink(path);
+    }
+    if (fd < 0 && errno != ENXIO) { /* ENXIO: a FIFO with no reader yet is fine */
+        fprintf(stderr, GATE_PROGRAM ": %s %s: cannot be written: %s\n", opt, path, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    return 0;
+}
+
+/* --check-config: every file and option the judging will need, before
+ * the program runs (the suppression and baseline files were read by the
+ * caller already). */
+static int check_config(const gate_opts *o)
+{
+    if (o->json && check_writable("--json", o->json) != 0)
+        return AT_GATE_USAGE;
+    if (o->junit && check_writable("--junit", o->junit) != 0)
+        return AT_GATE_USAGE;
+    if (o->log_file && check_writable("--log-file", o->log_file) != 0)
+        return AT_GATE_USAGE;
+    if (o->output && strcmp(o->output, "-") != 0 && check_writable("--output", o->output) != 0)
+        return AT_GATE_USAGE;
+    if (o->update_baseline && check_writable("--baseline", o->baseline) != 0)
+        return AT_GATE_USAGE;
+    regex_t re;
+    if (o->process_re) {
+        if (regcomp(&re, o->process_re, REG_EXTENDED | REG_NOSUB) != 0) {
+            fprintf(stderr, GATE_PROGRAM ": --process: bad regular expression '%s'\n", o->process_re);
+            return AT_GATE_USAGE;
+        }
+        regfree(&re);
+    }
+    return AT_GATE_PASS;
+}
+
 static at_gate_supp *load_suppressions(const gate_opts *o)
 {
     at_gate_supp *s = at_gate_supp_new();
@@ -446,6 +529,10 @@ static int write_results(const gate_opts *o, const at_gate *g)
     }
     if (o->junit && at_gate_write_junit(g, o->junit) != 0) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->junit, strerror(errno));
+        rc = -1;
+    }
+    if (o->log_file && at_gate_write_valgrind_log(g, o->log_file) != 0) {
+        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->log_file, strerror(errno));
         rc = -1;
     }
     return rc;
@@ -498,7 +585,7 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     for (size_t i = 0; i < o->ntraces && status == 0; i++) {
         if (o->process_re && !wanted(o->traces[i], &re))
             g->nskipped++;
-        else if (judge_trace(g, o->traces[i], o->quiet, o->cache_dir) != 0)
+        else if (judge_trace(g, o->traces[i], o) != 0)
             status = AT_GATE_USAGE;
     }
     if (o->process_re)
@@ -537,6 +624,13 @@ int at_gate_main(int argc, char **argv)
 {
     gate_opts o;
     parse(argc, argv, &o);
+    if (o.convert) {
+        int rc = at_gate_supp_convert(o.convert, stdout) == 0 ? AT_GATE_PASS : AT_GATE_USAGE;
+        free(o.supps);
+        free(o.removes);
+        free(o.cache_dir);
+        return rc;
+    }
     at_gate_supp *supp = load_suppressions(&o);
     at_baseline *base = NULL;
     FILE *out = stdout;
@@ -549,6 +643,10 @@ int at_gate_main(int argc, char **argv)
             fprintf(stderr, "%s\n", err);
             goto done;
         }
+    }
+    if (o.check_config) {
+        status = check_config(&o);
+        goto done;
     }
     if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
         fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));

@@ -272,6 +272,28 @@ size_t h_count_lines(const char *text, const char *re)
     return n;
 }
 
+void h_has(const char *text, const char *needle)
+{
+    if (!strstr(text, needle))
+        fail_msg("missing:\n%s\n--- in ---\n%s", needle, text);
+}
+
+void h_lacks(const char *text, const char *needle)
+{
+    if (strstr(text, needle))
+        fail_msg("unexpected:\n%s\n--- in ---\n%s", needle, text);
+}
+
+int h_have(const char *tool)
+{
+    h_result r = h_sh("command -v '%s' >/dev/null", tool);
+    int yes = r.status == 0;
+    h_result_free(&r);
+    if (!yes)
+        print_message("skipped: %s is not installed\n", tool);
+    return yes;
+}
+
 char *h_find_line(const char *text, const char *re)
 {
     regex_t rx = compile(re);

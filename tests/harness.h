@@ -56,6 +56,15 @@ size_t h_count_lines(const char *text, const char *re);
 /* The first line of `text` matching `re`, as a new string (NULL if none). */
 char *h_find_line(const char *text, const char *re);
 
+/* Fails the test unless `text` holds `needle` (h_has), or unless it does
+ * not (h_lacks), printing both. */
+void h_has(const char *text, const char *needle);
+void h_lacks(const char *text, const char *needle);
+
+/* Whether `tool` is a command on PATH; when not, prints "skipped: TOOL is
+ * not installed" for the test that is about to skip(). */
+int h_have(const char *tool);
+
 /* Formats into a new string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -48,7 +48,7 @@ static void whole_leaks_trace_is_judged(void **state)
     h_result r = gate(t, NULL, NULL, NULL);
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.out, "== process ./fake (pid 77), trace "));
-    assert_non_null(strstr(r.out, "Leak of 150 byte(s) in 2 block(s) allocated from:\n"
+    assert_non_null(strstr(r.out, "Leak of 150 byte(s) in 2 block(s) in alloc_it (fake.c:12), allocated from:\n"
                                   "    #0 alloc_it at /src/fake.c:12\n"
                                   "    #1 main at /src/fake.c:30\n"));
     assert_non_null(strstr(r.out, "SUMMARY: alloctrace: 150 byte(s) leaked in 2 allocation(s).\n"));
@@ -114,9 +114,9 @@ static void leak_before_a_replaced_map_is_named_by_the_old_object(void **state)
                           "2. malloc(16) = 0x2000\n\t0x7f0000001234\n\n");
     h_result r = gate(t, "-q", NULL, NULL);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.out, "Leak of 8 byte(s) in 1 block(s) allocated from:\n"
+    assert_non_null(strstr(r.out, "Leak of 8 byte(s) in 1 block(s) in 0x7f0000001234 (old.so), allocated from:\n"
                                   "    #0 0x7f0000001234 from /nonexistent/old.so\n"));
-    assert_non_null(strstr(r.out, "Leak of 16 byte(s) in 1 block(s) allocated from:\n"
+    assert_non_null(strstr(r.out, "Leak of 16 byte(s) in 1 block(s) in 0x7f0000001234 (new.so), allocated from:\n"
                                   "    #0 0x7f0000001234 from /nonexistent/new.so\n"));
     h_result_free(&r);
     free(t);

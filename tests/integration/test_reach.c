@@ -157,8 +157,8 @@ static void cxx_string_and_heuristics_as_valgrind(void **state)
     const char *args[] = { prog, "string", "newarray", "multi", "lostarr", NULL };
     const unsigned long long want[4][2] = { { 32 + 32, 2 }, { 44, 1 }, { 0, 0 }, { 48 + 40, 2 } };
     char *report = judged_as(args, 1, want);
-    assert_non_null(strstr(report, "Leak of 44 byte(s) in 1 block(s) allocated from: "
-                                   "[indirectly lost]\n"));
+    assert_non_null(strstr(report, "Leak of 44 byte(s) in 1 block(s) in make_string (reach_cxx.cc:37), "
+                                   "allocated from: [indirectly lost]\n"));
     free(report);
     free(prog);
 }
@@ -260,7 +260,8 @@ static void foreign_allocator_leaves_blocks_unclassified(void **state)
     /* The two blocks, and what jemalloc's libstdc++ allocates at start. */
     assert_non_null(h_find_line(r.err, "^    not classified: [0-9,]+ bytes in [0-9]+ blocks$"));
     assert_non_null(strstr(r.err, "   definitely lost: 0 bytes in 0 blocks\n"));
-    assert_non_null(strstr(r.err, "Leak of 40 byte(s) in 1 block(s) allocated from:\n"));
+    assert_non_null(strstr(r.err, "Leak of 40 byte(s) in 1 block(s) in make_definite (reach_kinds.c:46), "
+                                  "allocated from:\n"));
     h_result_free(&r);
     free(env);
     free(prog);
@@ -344,7 +345,8 @@ static void gate_fails_on_the_chosen_kinds(void **state)
 
     r = gate("--leak-kinds=possible", "--", prog, "reachable", "possible", NULL);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.err, "Leak of 64 byte(s) in 1 block(s) allocated from: [possibly lost]\n"));
+    assert_non_null(strstr(r.err, "Leak of 64 byte(s) in 1 block(s) in make_possible (reach_kinds.c:60), "
+                                  "allocated from: [possibly lost]\n"));
     assert_null(strstr(r.err, "[still reachable]"));
     assert_non_null(strstr(r.err, "SUMMARY: alloctrace: 64 byte(s) leaked in 1 allocation(s).\n"));
     h_result_free(&r);
@@ -365,10 +367,10 @@ static void gate_fails_on_the_chosen_kinds(void **state)
                                "[('definite', 40), ('reachable', 100)]\n");
     h_result_free(&r);
     r = h_sh("grep -o 'message=\"[^\"]*\"' '%s'", xml);
-    assert_non_null(strstr(r.out, "message=\"100 byte(s) in 1 block(s) leaked from make_reachable "
-                                  "(still reachable)\""));
-    assert_non_null(strstr(r.out, "message=\"40 byte(s) in 1 block(s) leaked from make_definite "
-                                  "(definitely lost)\""));
+    assert_non_null(strstr(r.out, "message=\"100 byte(s) in 1 block(s) leaked in make_reachable "
+                                  "(reach_kinds.c:40) (still reachable)\""));
+    assert_non_null(strstr(r.out, "message=\"40 byte(s) in 1 block(s) leaked in make_definite "
+                                  "(reach_kinds.c:46) (definitely lost)\""));
     h_result_free(&r);
     r = gate("--leak-kinds=definite,bogus", "--", prog, NULL);
     assert_int_equal(r.status, 2);

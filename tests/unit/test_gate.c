@@ -260,21 +260,21 @@ static void killed_program_is_untrusted_and_named(void **state)
     at_gate_free(g);
 }
 
-static void program_error_is_reported_and_fails_only_when_asked(void **state)
+static void program_status_is_the_verdict_unless_ignored(void **state)
 {
     fixture *f = *state;
     f->opt.program_status = 4;
     at_gate *g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_add_process(g, "t.txt", "./a", 1);
-    assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
+    assert_int_equal(at_gate_finish(g), 4);
     char *r = report_of(g, at_gate_print_report);
     assert_non_null(strstr(r, "alloctrace: the program exited with status 4\n"));
     free(r);
     at_gate_free(g);
-    f->opt.fail_on_program_error = true;
+    f->opt.ignore_program_status = true;
     g = at_gate_new(&f->opt, NULL, NULL);
     at_gate_add_process(g, "t.txt", "./a", 1);
-    assert_int_equal(at_gate_finish(g), AT_GATE_LEAKS);
+    assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
     at_gate_free(g);
 }
 
@@ -303,7 +303,7 @@ static void only_failing_kinds_make_groups_every_kind_is_summed(void **state)
     assert_int_equal(g->procs[0].groups[0].bytes, 20);
     assert_int_equal(g->procs[0].groups[1].kind, AT_LEAK_INDIRECT);
     char *r = report_of(g, at_gate_print_report);
-    assert_non_null(strstr(r, "Leak of 20 byte(s) in 2 block(s) allocated from: [definitely lost]\n"));
+    assert_non_null(strstr(r, "Leak of 20 byte(s) in 2 block(s) in make_buffer (leaky.c:12), allocated from: [definitely lost]\n"));
     assert_non_null(strstr(r, "LEAK SUMMARY:\n"
                               "   definitely lost: 20 bytes in 2 blocks\n"
                               "   indirectly lost: 20 bytes in 1 blocks\n"
@@ -342,17 +342,50 @@ static void leak_kinds_list_parses_valgrind_words(void **state)
     assert_int_equal(at_leak_kinds_parse("none,definite", &set), -1);
 }
 
+/* strdup, xmalloc, operator new and the C++ standard library's frames are
+ * wrappers: the group's first line names the first frame past them; a
+ * stack of nothing but wrappers names its innermost. */
+static void group_names_the_first_frame_that_is_not_an_allocation_wrapper(void **state)
+{
+    fixture *f = *state;
+    const char *const wrapped[] = { "__strdup() at ./string/strdup.c:42",
+                                    "xstrdup() at /src/app/util.c:5",
+                                    "load_names() at /src/app/names.c:20",
+                                    "main() at /src/app/leaky.c:31", NULL };
+    const char *const cxx[] = { "operator new(unsigned long) from /usr/lib/libstdc++.so.6",
+                                "__gnu_cxx::new_allocator<int>::allocate(unsigned long, void const*) at /usr/include/c++/12/ext/new_allocator.h:137",
+                                "std::vector<int, std::allocator<int> >::_M_realloc_insert(int&&) at /usr/include/c++/12/bits/vector.tcc:440",
+                                "main() at /src/app/v.cc:7", NULL };
+    const char *const only[] = { "g_malloc() from /usr/lib/libglib-2.0.so.0", NULL };
+    at_gate *g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, NULL, "./leaky", 42);
+    at_gate_block b[] = { { stack_of(f->t, 0x10, wrapped), 30, AT_LEAK_UNKNOWN },
+                          { stack_of(f->t, 0x20, cxx), 20, AT_LEAK_UNKNOWN },
+                          { stack_of(f->t, 0x30, only), 10, AT_LEAK_UNKNOWN } };
+    at_gate_add_leaks(g, p, b, 3, NULL, f->t);
+    at_gate_finish(g);
+    char *r = report_of(g, at_gate_print_report);
+    assert_non_null(strstr(r, "== process ./leaky (pid 42)\n"));   /* no trace to name */
+    assert_non_null(strstr(r, "Leak of 30 byte(s) in 1 block(s) in load_names (names.c:20), allocated from:\n"
+                              "    #0 __strdup at ./string/strdup.c:42\n"));
+    assert_non_null(strstr(r, "Leak of 20 byte(s) in 1 block(s) in main (v.cc:7), allocated from:\n"));
+    assert_non_null(strstr(r, "Leak of 10 byte(s) in 1 block(s) in g_malloc (libglib-2.0.so.0), "
+                              "allocated from:\n"));
+    free(r);
+    at_gate_free(g);
+}
+
 static void report_shows_each_frame_and_the_summary(void **state)
 {
     fixture *f = *state;
     at_gate *g = judge(f, NULL);
     char *r = report_of(g, at_gate_print_report);
     const char *want = "== process ./leaky (pid 42), trace /tmp/t/alloctrace.42.txt\n\n"
-                       "Leak of 1536 byte(s) in 3 block(s) allocated from:\n"
+                       "Leak of 1536 byte(s) in 3 block(s) in make_buffer (leaky.c:12), allocated from:\n"
                        "    #0 make_buffer at /src/app/leaky.c:12\n"
                        "    #1 main at /src/app/leaky.c:30\n"
                        "    #2 __libc_start_call_main from /usr/lib/libc.so.6\n\n"
-                       "Leak of 48 byte(s) in 2 block(s) allocated from:\n"
+                       "Leak of 48 byte(s) in 2 block(s) in dup_name (names.c:7), allocated from:\n"
                        "    #0 dup_name at /src/app/names.c:7\n"
                        "    #1 main at /src/app/leaky.c:31\n\n";
     assert_non_null(strstr(r, want));
@@ -544,9 +577,10 @@ int main(void)
         T(no_process_is_untrusted),
         T(truncated_trace_is_untrusted_even_without_leaks),
         T(killed_program_is_untrusted_and_named),
-        T(program_error_is_reported_and_fails_only_when_asked),
         T(only_failing_kinds_make_groups_every_kind_is_summed),
         cmocka_unit_test(leak_kinds_list_parses_valgrind_words),
+        T(program_status_is_the_verdict_unless_ignored),
+        T(group_names_the_first_frame_that_is_not_an_allocation_wrapper),
         T(report_shows_each_frame_and_the_summary),
         T(unresolved_frames_show_address_and_module),
         T(max_groups_shows_the_largest_and_counts_the_rest),

@@ -198,10 +198,10 @@ static void only_new_and_grown_groups_gate(void **state)
     assert_int_equal(p->gating_bytes, 136);
     assert_int_equal(p->gating_blocks, 3);
     char *r = report_of(g, at_gate_print_report);
-    assert_non_null(strstr(r, "Leak of 128 byte(s) in 2 block(s) allocated from: "
+    assert_non_null(strstr(r, "Leak of 128 byte(s) in 2 block(s) in grow (a.c:5), allocated from: "
                               "[grown: baseline 64 byte(s) in 1 block(s)]\n"));
-    assert_non_null(strstr(r, "Leak of 8 byte(s) in 1 block(s) allocated from: [new]\n"));
-    assert_non_null(strstr(r, "Leak of 500 byte(s) in 1 block(s) allocated from: [in baseline]\n"));
+    assert_non_null(strstr(r, "Leak of 8 byte(s) in 1 block(s) in fresh (b.c:9), allocated from: [new]\n"));
+    assert_non_null(strstr(r, "Leak of 500 byte(s) in 1 block(s) in make (a.c:1), allocated from: [in baseline]\n"));
     assert_non_null(strstr(r, "SUMMARY: alloctrace: 136 byte(s) leaked in 3 allocation(s).\n"));
     free(r);
     at_gate_free(g);

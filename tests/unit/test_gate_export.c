@@ -131,7 +131,7 @@ static void junit_has_a_case_per_process_and_a_failure_per_group(void **state)
     const char *want =
         "testsuites 2 1 1\n"
         "case alloctrace.leaks ./q<1> /tmp/a.txt\n"
-        "  failure leak 48 byte(s) in 2 block(s) leaked from say\"hi\"<&>() "
+        "  failure leak 48 byte(s) in 2 block(s) leaked in say\"hi\"<&>() (q.c:3) "
         "'#0 say\"hi\"<&>() at /src/we\"ird/q.c:3\\n#1 main at /src/m.c:9\\n'\n"
         "  system-out None None 'pid 77; 5 byte(s) in 1 block(s) suppressed'\n"
         "case alloctrace.leaks ./child /tmp/b.txt\n"
@@ -170,7 +170,68 @@ static void names_that_are_not_utf8_still_give_valid_documents(void **state)
                         "c=next(r.iter(\"testcase\"))\n"
                         "print(ascii(c.get(\"name\")), ascii(c.find(\"failure\").get(\"message\")))\n";
     assert_string_equal(python(xprog, f->path),
-                        "'./?prog' '3 byte(s) in 1 block(s) leaked from caf\\xe9?" "?()'\n");
+                        "'./?prog' '3 byte(s) in 1 block(s) leaked in caf\\xe9?" "?() (bad?.c:3)'\n");
+    at_gate_free(g);
+}
+
+/* --log-file: valgrind's log form, what ctest -T memcheck counts: a loss
+ * record per failing group, under the process's pid. */
+static void valgrind_log_has_a_loss_record_per_failing_group(void **state)
+{
+    fixture *f = *state;
+    snprintf(f->path, sizeof f->path, "%s/MemoryChecker.1.log", f->dir);
+    assert_int_equal(at_gate_write_valgrind_log(f->g, f->path), 0);
+    FILE *in = fopen(f->path, "r");
+    assert_non_null(in);
+    char text[2048];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    text[n] = '\0';
+    fclose(in);
+    assert_string_equal(text,
+                        "==77== 48 bytes in 2 blocks are definitely lost in loss record 1 of 1\n"
+                        "==77==    at 0x400100: say\"hi\"<&>() (q.c:3)\n"
+                        "==77==    by 0x400101: main (m.c:9)\n"
+                        "==77== \n"
+                        "==77== LEAK SUMMARY:\n"
+                        "==77==    definitely lost: 48 bytes in 2 blocks\n"
+                        "==77==    indirectly lost: 0 bytes in 0 blocks\n"
+                        "==77==      possibly lost: 0 bytes in 0 blocks\n"
+                        "==77==    still reachable: 0 bytes in 0 blocks\n"
+                        "==77==         suppressed: 5 bytes in 1 blocks\n"
+                        "==77== \n"
+                        "==77== ERROR SUMMARY: 1 errors from 1 contexts\n"
+                        "==78== alloctrace: cannot judge this process: /tmp/b.txt: truncated trace\n"
+                        "==78== \n"
+                        "==78== ERROR SUMMARY: 0 errors from 0 contexts\n"
+                        "==0== alloctrace: nothing trustworthy to judge: /tmp/b.txt: truncated trace\n");
+}
+
+/* ctest counts no "indirectly lost" record; the gate fails on indirect
+ * groups, so each is written as a counted record that says what it is. */
+static void valgrind_log_counts_an_indirect_group(void **state)
+{
+    fixture *f = *state;
+    at_gate_options opt;
+    at_gate_options_init(&opt);
+    at_gate *g = at_gate_new(&opt, NULL, NULL);
+    at_gate_proc *p = at_gate_add_process(g, NULL, "./s", 5);
+    at_gate_block b[] = { { stack_of(f->t, 0x900, OTHER), 1234, AT_LEAK_INDIRECT },
+                          { stack_of(f->t, 0x400100, QUOTE), 32, AT_LEAK_POSSIBLE } };
+    at_gate_add_leaks(g, p, b, 2, NULL, f->t);
+    at_gate_finish(g);
+    snprintf(f->path, sizeof f->path, "%s/MemoryChecker.2.log", f->dir);
+    assert_int_equal(at_gate_write_valgrind_log(g, f->path), 0);
+    FILE *in = fopen(f->path, "r");
+    char text[2048];
+    size_t n = fread(text, 1, sizeof text - 1, in);
+    text[n] = '\0';
+    fclose(in);
+    assert_non_null(strstr(text, "==5== 1,234 bytes in 1 blocks are definitely lost in loss record 1 of 1\n"
+                                 "==5==    (indirectly lost: reached only through lost blocks; the gate "
+                                 "fails on it)\n"
+                                 "==5==    at 0x900: other (o.c:1)\n"));
+    assert_non_null(strstr(text, "==5==    indirectly lost: 1,234 bytes in 1 blocks\n"
+                                 "==5==      possibly lost: 32 bytes in 1 blocks\n"));
     at_gate_free(g);
 }
 
@@ -190,6 +251,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(names_that_are_not_utf8_still_give_valid_documents, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(valgrind_log_has_a_loss_record_per_failing_group, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(valgrind_log_counts_an_indirect_group, setup, teardown),
         cmocka_unit_test_setup_teardown(unwritable_result_file_fails_with_errno, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

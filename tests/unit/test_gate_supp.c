@@ -23,40 +23,7 @@ static const char *const CXX[] = { "operator new(unsigned long) from /usr/lib/li
                                    "ns::Foo<int, char>::make() const at /src/my app/foo[1].cc:3",
                                    "main() at /src/app/leaky.c:31", NULL };
 
-typedef struct fixture {
-    at_stack_table *t;
-    char dir[64];
-    char path[128];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    f->t = at_stacks_new();
-    strcpy(f->dir, "/tmp/test_gate_supp.XXXXXX");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->path, sizeof f->path, "%s/s.supp", f->dir);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    unlink(f->path);
-    rmdir(f->dir);
-    at_stacks_free(f->t);
-    free(f);
-    return 0;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
+typedef supp_fixture fixture;
 
 /* Judges BUF (2 x 100), BUF2 (1 x 10) and CXX (1 x 7) with suppressions s. */
 static at_gate *judge(fixture *f, at_gate_supp *s)
@@ -76,7 +43,7 @@ static at_gate *judge(fixture *f, at_gate_supp *s)
 static void file_suppression_hides_one_group_and_is_labelled(void **state)
 {
     fixture *f = *state;
-    write_file(f->path, "# mine\n\ncxx: functions contains [ ... #\"^ns::Foo<int, char>::make\"# ... ]\n"
+    write_text_file(f->path, "# mine\n\ncxx: functions contains [ ... #\"^ns::Foo<int, char>::make\"# ... ]\n"
                         "functions contains [ nothing ]\n");
     at_gate_supp *s = at_gate_supp_new();
     assert_int_equal(at_gate_supp_add_file(s, f->path, false), 0);
@@ -98,7 +65,7 @@ static void file_suppression_hides_one_group_and_is_labelled(void **state)
 static void broken_file_is_rejected_with_line_and_column(void **state)
 {
     fixture *f = *state;
-    write_file(f->path, "functions contains [ main ]\nfunctions contians [ x ]\n");
+    write_text_file(f->path, "functions contains [ main ]\nfunctions contians [ x ]\n");
     char err_path[160];
     snprintf(err_path, sizeof err_path, "%s/err.txt", f->dir);
     fflush(stderr);
@@ -131,7 +98,7 @@ static void generated_suppression_takes_exactly_its_group(void **state)
     assert_int_equal(g->procs[0].ngroups, 3);
     for (size_t i = 0; i < 3; i++) {
         char *line = at_gate_suppression_line(g, &g->procs[0], i);
-        write_file(f->path, line);
+        write_text_file(f->path, line);
         free(line);
         at_gate_supp *s = at_gate_supp_new();
         assert_int_equal(at_gate_supp_add_file(s, f->path, false), 0);
@@ -161,7 +128,7 @@ static void generated_suppression_for_unnamed_frames_takes_only_its_module(void 
     at_gate_add_leaks(g, p, b, 2, maps, f->t);
     at_gate_finish(g);
     char *line = at_gate_suppression_line(g, p, 0);
-    write_file(f->path, line);
+    write_text_file(f->path, line);
     free(line);
     at_gate_supp *s = at_gate_supp_new();
     assert_int_equal(at_gate_supp_add_file(s, f->path, false), 0);
@@ -184,8 +151,8 @@ static void default_file_comes_first_and_is_not_listed_unused(void **state)
     fixture *f = *state;
     char other[160];
     snprintf(other, sizeof other, "%s/user.supp", f->dir);
-    write_file(f->path, "glibc: functions contains [ ... _IO_file_doallocate ]\n");
-    write_file(other, "mine: functions contains [ ... make_buffer ]\n");
+    write_text_file(f->path, "glibc: functions contains [ ... _IO_file_doallocate ]\n");
+    write_text_file(other, "mine: functions contains [ ... make_buffer ]\n");
     at_gate_supp *s = at_gate_supp_new();
     assert_int_equal(at_gate_supp_add_file(s, f->path, true), 0);
     assert_int_equal(at_gate_supp_add_file(s, other, false), 0);
@@ -205,7 +172,7 @@ static void default_file_comes_first_and_is_not_listed_unused(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, supp_setup, supp_teardown)
     const struct CMUnitTest tests[] = {
         T(file_suppression_hides_one_group_and_is_labelled),
         T(broken_file_is_rejected_with_line_and_column),

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gate.h"
 
@@ -38,8 +39,9 @@ typedef struct fake_supps {
 static inline const char *fake_label(void *ctx, size_t i) { return ((fake_supps *)ctx)->labels[i]; }
 
 static inline long fake_first_match(void *ctx, const at_stack *stack, const at_frame_info *frames,
-                                    uint64_t size)
+                                    uint64_t size, at_leak_kind kind)
 {
+    (void)kind;
     fake_supps *s = ctx;
     for (size_t i = 0; i < s->count; i++)
         for (uint32_t f = 0; f < stack->nframes; f++)
@@ -52,6 +54,45 @@ static inline at_gate_matcher fake_matcher(fake_supps *s, size_t ndefault)
 {
     return (at_gate_matcher){ .ctx = s, .count = s->count, .ndefault = ndefault,
                               .label = fake_label, .first_match = fake_first_match };
+}
+
+/* A stack table and a file path in a new temporary directory: what the
+ * tests of suppression files share (supp_setup/supp_teardown as cmocka
+ * setup and teardown). */
+typedef struct supp_fixture {
+    at_stack_table *t;
+    char dir[64];
+    char path[128];
+} supp_fixture;
+
+static inline int supp_setup(void **state)
+{
+    supp_fixture *f = calloc(1, sizeof *f);
+    f->t = at_stacks_new();
+    strcpy(f->dir, "/tmp/test_gate_supp.XXXXXX");
+    if (!mkdtemp(f->dir))
+        return -1;
+    snprintf(f->path, sizeof f->path, "%s/s.supp", f->dir);
+    *state = f;
+    return 0;
+}
+
+static inline int supp_teardown(void **state)
+{
+    supp_fixture *f = *state;
+    unlink(f->path);
+    rmdir(f->dir);
+    at_stacks_free(f->t);
+    free(f);
+    return 0;
+}
+
+static inline void write_text_file(const char *path, const char *text)
+{
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
 }
 
 static inline char *report_of(const at_gate *g, void (*print)(FILE *, const at_gate *))
