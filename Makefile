@@ -123,6 +123,7 @@ deps:
 # Runs every test; tests/run-tests prints each result and the closing
 # "N passed, N failed" line, and fails when anything failed.
 check: all $(TESTS) $(TEST_DEPS) $(BENCH_PROGRAMS)
+	@scripts/install-deps --peers
 	@tests/run-tests $(TESTS)
 
 demo: all
