@@ -191,6 +191,13 @@ static inline void leave(int saved) { at_guard = saved; }
 
 /* ---- recording ----------------------------------------------------------- */
 
+/* Whether an allocation reads the clock: not in leaks mode over an
+ * invariant TSC, whose order key carries the time (clock.c). */
+static inline int alloc_reads_clock(void)
+{
+    return at_cfg.timestamps && !(at_cfg.leaks_mode && at_clock_tsc());
+}
+
 /* Inlined into each hook, like at_unwind: a frame less for libunwind to
  * step through on every allocation. */
 static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, uint64_t size,
@@ -205,11 +212,11 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
     if (at_cfg.leaks_mode)
         at_shadow_prefetch((uintptr_t)p);
     e.nframes = at_unwind(frames, depth);
-    if (at_cfg.timestamps)
+    if (alloc_reads_clock())
         e.time_us = at_now_us();
     at_maps_check(frames, e.nframes);
     if (at_cfg.leaks_mode)
-        at_live_add(&e, at_next_index());
+        at_live_add(&e, at_order_key());
     else
         at_commit_alloc(&e);
 }
@@ -229,7 +236,6 @@ static inline __attribute__((always_inline)) void record_alloc_keep_errno(enum a
 static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)
 {
     if (at_cfg.leaks_mode) {
-        at_next_index();
         at_live_remove((uintptr_t)p, NULL);
         return;
     }
@@ -279,7 +285,7 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
     void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
     void *frames[depth + 1];
     int nframes = at_unwind(frames, depth);
-    uint64_t now = at_cfg.timestamps ? at_now_us() : 0;
+    uint64_t now = alloc_reads_clock() ? at_now_us() : 0;
     struct at_event rel = {
         .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .time_us = now,
         .frames = frames, .nframes = at_cfg.free_backtraces ? nframes : 0,
@@ -297,11 +303,10 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
                 at_live_restore(&saved);
             return NULL;
         }
-        at_next_index();
         if (q) {
             alloc.id = (uintptr_t)q;
             at_maps_check(frames, nframes);
-            at_live_add(&alloc, at_next_index());
+            at_live_add(&alloc, at_order_key());
         }
         return q;
     }

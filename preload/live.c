@@ -1,10 +1,13 @@
 /*
  * preload/live.c: leaks mode. The live blocks are kept in memory and only
- * those still alive at exit are written, in index order, with the leak
- * summary of TEXT_FORMAT.md section 8.
+ * those still alive at exit are written, in the order of their
+ * allocations and numbered 1, 2, ... in it, with the leak summary of
+ * TEXT_FORMAT.md section 8. (The order comes from clock.c's keys, which
+ * are TSC readings where the TSC is invariant: no index shared between
+ * threads is drawn per event, so the numbers are ranks, not event counts.)
  *
- * A block is its address, its interned call site (sites.c), and its index,
- * size and time packed into 16 bytes. Blocks are kept by shadow.c, at a
+ * A block is its address, its interned call site (sites.c), and its order
+ * key, size and time packed into 16 bytes. Blocks are kept by shadow.c, at a
  * place computed from the address; what it cannot keep (see there) comes
  * here, to 64 open-addressing hash tables chosen by the address's hash,
  * each behind its own lock, so two threads rarely meet. The tables are
@@ -46,9 +49,12 @@ _Static_assert(sizeof(struct at_live_block) == 32, "two to a cache line");
 #define SIZE_LO_BITS (64 - INDEX_BITS)
 #define DAY_US 86400000000ull   /* only the time of day is written */
 
-static inline uint64_t block_index(const struct at_live_block *b)
+/* The order key (clock.c): an event index, or a TSC reading whose high
+ * bits take the time's place (its time is computed from it at exit). */
+static inline uint64_t block_key(const struct at_live_block *b)
 {
-    return b->packed[0] & ((1ull << INDEX_BITS) - 1);
+    uint64_t low = b->packed[0] & ((1ull << INDEX_BITS) - 1);
+    return at_clock_tsc() ? low | (b->packed[1] >> 27) << INDEX_BITS : low;
 }
 
 static inline uint64_t block_size(const struct at_live_block *b)
@@ -58,18 +64,19 @@ static inline uint64_t block_size(const struct at_live_block *b)
 
 static inline uint64_t block_time(const struct at_live_block *b)
 {
-    return b->packed[1] >> 27;
+    return at_clock_tsc() ? at_order_key_us(block_key(b)) : b->packed[1] >> 27;
 }
 
 /* A size needs at most 46 bits (user space is 47 bits wide); an index
- * past 2^45 (35 trillion events) is not tracked. */
-static inline int block_pack(struct at_live_block *b, uint64_t index, uint64_t size,
+ * past 2^45 (35 trillion events) is not tracked. A TSC key has 82 bits. */
+static inline int block_pack(struct at_live_block *b, uint64_t key, uint64_t size,
                              uint64_t time_us)
 {
-    if (index >> INDEX_BITS || size >> 46)
+    uint64_t high = at_clock_tsc() ? key >> INDEX_BITS : time_us % DAY_US;
+    if ((!at_clock_tsc() && key >> INDEX_BITS) || size >> 46)
         return -1;
-    b->packed[0] = index | size << INDEX_BITS;
-    b->packed[1] = (size >> SIZE_LO_BITS) | (time_us % DAY_US) << 27;
+    b->packed[0] = (key & ((1ull << INDEX_BITS) - 1)) | size << INDEX_BITS;
+    b->packed[1] = (size >> SIZE_LO_BITS) | high << 27;
     return 0;
 }
 
@@ -172,10 +179,10 @@ static void put_block(const struct at_live_block *b)
 
 /* A block whose site could not be interned (no memory) is not kept: it
  * could not be written. */
-void at_live_add(const struct at_event *e, uint64_t index)
+void at_live_add(const struct at_event *e, uint64_t key)
 {
     struct at_live_block b = { .id = e->id, .stack = at_site_intern(e) };
-    if (b.stack && block_pack(&b, index, e->size, e->time_us) == 0)
+    if (b.stack && block_pack(&b, key, e->size, e->time_us) == 0)
         put_block(&b);
 }
 
@@ -237,24 +244,24 @@ void at_live_exclusions(at_range_fn *add, void *ctx)
     at_shadow_exclusions(add, ctx);
 }
 
-static int by_index(const void *a, const void *b)
+static int by_key(const void *a, const void *b)
 {
-    uint64_t x = block_index(a), y = block_index(b);
+    uint64_t x = block_key(a), y = block_key(b);
     return x < y ? -1 : x > y;
 }
 
-/* In-place heap sort by index, for a signal handler: qsort may call
+/* In-place heap sort by key, for a signal handler: qsort may call
  * malloc. (At exit qsort it is: its merge sort is faster on the runs of
- * ascending indices that the shadow's address order yields.) */
+ * ascending keys that the shadow's address order yields.) */
 static void sift_down(struct at_live_block *a, size_t i, size_t n)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && block_index(&a[c + 1]) > block_index(&a[c]))
+        if (c + 1 < n && block_key(&a[c + 1]) > block_key(&a[c]))
             c++;
-        if (block_index(&a[i]) >= block_index(&a[c]))
+        if (block_key(&a[i]) >= block_key(&a[c]))
             return;
         struct at_live_block t = a[i];
         a[i] = a[c];
@@ -263,7 +270,7 @@ static void sift_down(struct at_live_block *a, size_t i, size_t n)
     }
 }
 
-static void sort_by_index(struct at_live_block *a, size_t n)
+static void sort_by_key(struct at_live_block *a, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;)
         sift_down(a, i, n);
@@ -418,9 +425,9 @@ void at_live_write(int emergency)
     uint64_t bytes = 0;
     struct at_live_block *all = collect_all(&n, &map_len, emergency);
     if (emergency)
-        sort_by_index(all, n);
+        sort_by_key(all, n);
     else if (n)
-        qsort(all, n, sizeof *all, by_index);
+        qsort(all, n, sizeof *all, by_key);
     /* The scan reads /proc/self/maps and calls backtrace(), which a
      * signal handler must not: blocks written from one carry no kind. */
     uint8_t *kind = emergency ? NULL : classify(all, n);
@@ -436,7 +443,7 @@ void at_live_write(int emergency)
         };
         if (kind)
             at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
-        emit(block_index(b), buf, at_format_body(buf, &e), emergency);
+        emit(i + 1, buf, at_format_body(buf, &e), emergency);
         bytes += e.size;
         written++;
     }

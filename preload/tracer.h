@@ -156,7 +156,20 @@ struct at_event {
     int nframes;
 };
 
+/* ---- clock.c (record times; leaks mode's order) ----------------------- */
+/* Starts the clock with the local UTC offset (writer.c, at the header). */
+void at_clock_start(int64_t offset_us) AT_HIDDEN;
+/* Local time of day of now, microseconds (the TSC where it is invariant). */
 uint64_t at_now_us(void) AT_HIDDEN;
+/* 1 when order keys are TSC readings (their time comes from
+ * at_order_key_us); 0 when they are event indices. */
+int at_clock_tsc(void) AT_HIDDEN;
+/* Leaks mode: a key in the true order of allocations, drawn without
+ * shared memory where the TSC is invariant, else the event index. */
+uint64_t at_order_key(void) AT_HIDDEN;
+/* The local time of a TSC key, microseconds (at exit: one rate for the run). */
+uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
+
 /* Assigns the next index and appends "INDEX. " + body. `time_us` is the
  * record's time (0 when timestamps are off): with it, a buffer older than
  * a second is written out, so an idle program's trace is not held back. */
@@ -286,7 +299,8 @@ struct at_live_block {
     uint64_t packed[2];
 };
 int at_live_init(void) AT_HIDDEN;
-void at_live_add(const struct at_event *e, uint64_t index) AT_HIDDEN;
+/* `key`: at_order_key() at the allocation. */
+void at_live_add(const struct at_event *e, uint64_t key) AT_HIDDEN;
 /* Removes a block; returns 1 if it was live (and copies it to `out`). */
 int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */

@@ -71,13 +71,6 @@ static int open_pending;          /* a forked child opens its file at its first 
 static pid_t out_pid;             /* the process the file belongs to */
 static int64_t gmtoff_us;
 
-uint64_t at_now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + gmtoff_us);
-}
-
 /* ---- the output (outfd.c keeps the descriptor) ------------------------- */
 
 static int sealed;   /* the process is ending: see at_writer_seal */
@@ -414,8 +407,10 @@ static void write_header(pid_t pid, int child)
 {
     char h[PATH_MAX + 512];
     struct tm tm;
-    if (!child)   /* not localtime_r: tzoffset.c says why */
+    if (!child) {   /* not localtime_r: tzoffset.c says why */
         gmtoff_us = (int64_t)at_tz_offset(time(NULL)) * 1000000;
+        at_clock_start(gmtoff_us);
+    }
     local_tm(&tm);
     at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
 }
