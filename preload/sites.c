@@ -11,6 +11,14 @@
  * release stores and old bucket arrays are kept, so a reader that races
  * with a rehash can only miss, and a miss is re-checked under the lock.
  * Memory comes from mmap and the real allocator, never the hooks.
+ *
+ * Before the tables, each thread looks in a small direct-mapped cache of
+ * its own, keyed by a few words of the event (depth, the innermost two
+ * frames, the middle one, the outermost) rather than by the full hash:
+ * hashing every frame is a chain of one multiply per frame, ~40 ns on a
+ * 32-frame stack, and the shared bucket array is one more cache miss. A
+ * hit is still compared in full (frames, function, contexts, alignment),
+ * so two sites that share the sampled words only evict each other.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,6 +52,13 @@ struct site_key {
     uint16_t fn;
     uint64_t alignment;
 };
+
+#define CACHE_SLOTS 256   /* 4 KiB of static TLS a thread */
+struct cache_entry {
+    uint64_t key;
+    const struct at_stack *site;
+};
+static __thread struct cache_entry site_cache[CACHE_SLOTS] AT_TLS;
 
 void at_sites_init(void)
 {
@@ -86,11 +101,16 @@ static int grow_buckets(struct stack_stripe *s)
     return 0;
 }
 
-static int same_site(const struct at_stack *e, uint64_t h, const struct site_key *k)
+static inline int same_site_frames(const struct at_stack *e, const struct site_key *k)
 {
-    return e->hash == h && e->n == (uint16_t)k->n && e->ctx == k->ctx && e->fn == k->fn &&
+    return e->n == (uint16_t)k->n && e->ctx == k->ctx && e->fn == k->fn &&
            e->alignment == k->alignment &&
            memcmp(e->frames, k->frames, (size_t)k->n * sizeof(void *)) == 0;
+}
+
+static int same_site(const struct at_stack *e, uint64_t h, const struct site_key *k)
+{
+    return e->hash == h && same_site_frames(e, k);
 }
 
 static const struct at_stack *lookup(const struct buckets *b, uint64_t h, const struct site_key *k)
@@ -138,19 +158,48 @@ static const struct at_stack *add_site(struct stack_stripe *s, uint64_t h, const
     return e;
 }
 
-const struct at_stack *at_site_intern(const struct at_event *ev)
+/* The cache's key: a few words of the event, mixed. */
+static inline uint64_t cache_key(const struct site_key *k)
 {
-    struct site_key k = { ev->frames, ev->nframes, ev->ctx, (uint16_t)ev->fn, ev->alignment };
-    uint64_t h = site_hash(&k);
+    uint64_t h = (uint64_t)k->n | (uint64_t)k->fn << 8 | (uint64_t)k->ctx << 32;
+    if (k->n > 0) {
+        h ^= (uintptr_t)k->frames[0] * 0x9e3779b97f4a7c15ull;
+        h ^= (uintptr_t)k->frames[k->n - 1] * 0xc2b2ae3d27d4eb4full;
+        h ^= (uintptr_t)k->frames[k->n / 2] * 0x165667b19e3779f9ull;
+    }
+    if (k->n > 1)
+        h ^= (uintptr_t)k->frames[1] * 0x27d4eb2f165667c5ull;
+    return at_mix64(h ^ k->alignment);
+}
+
+/* The shared tables: lock-free lookup, a miss re-checked under the lock. */
+static const struct at_stack *intern_shared(const struct site_key *k)
+{
+    uint64_t h = site_hash(k);
     struct stack_stripe *s = &stacks[h >> 60];
-    const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, &k);
+    const struct at_stack *found = lookup(__atomic_load_n(&s->table, __ATOMIC_ACQUIRE), h, k);
     if (found)
         return found;
     pthread_mutex_lock(&s->lock);
-    found = lookup(s->table, h, &k);
+    found = lookup(s->table, h, k);
     if (!found)
-        found = add_site(s, h, &k);
+        found = add_site(s, h, k);
     pthread_mutex_unlock(&s->lock);
+    return found;
+}
+
+const struct at_stack *at_site_intern(const struct at_event *ev)
+{
+    struct site_key k = { ev->frames, ev->nframes, ev->ctx, (uint16_t)ev->fn, ev->alignment };
+    uint64_t ck = cache_key(&k);
+    struct cache_entry *c = &site_cache[ck & (CACHE_SLOTS - 1)];
+    if (c->key == ck && c->site && same_site_frames(c->site, &k))
+        return c->site;
+    const struct at_stack *found = intern_shared(&k);
+    if (found) {
+        c->key = ck;
+        c->site = found;
+    }
     return found;
 }
 
