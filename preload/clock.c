@@ -11,10 +11,11 @@
  * Time of a record (at_now_us): ticks are turned into nanoseconds from a
  * per-thread anchor (clock and TSC read together) with a global rate. Both
  * are renewed from the clock every 2^31 ticks (under a second), and the
- * rate is measured over the whole run so far, so it only gets better; a
- * thread's first tenth of a second, before any rate is known, reads the
- * clock. A renewed anchor may step the time by the rate's error over that
- * second, a few microseconds at most.
+ * rate is measured over the whole run so far, so it only gets better; the
+ * run's first tenth of a second, too short to measure a rate, reads the
+ * clock. An anchor is the clock read between two TSC readings close
+ * together (not a preempted read). A renewed anchor may step the time by
+ * the rate's error over that second, a few microseconds at most.
  *
  * Order in leaks mode (at_order_key): a live block's key is the TSC at its
  * allocation, strictly increasing on each thread. Threads share nothing,
@@ -35,6 +36,7 @@
 #define KEY_SHIFT 6            /* grain: 64 ticks, ~20 ns */
 #define ANCHOR_TICKS (1ull << 31)
 #define FIRST_RATE_NS 100000000ull   /* measure the rate over 0.1 s at least */
+#define PAIR_GAP_TICKS 4096          /* ~1-2 us: the clock read without a preemption */
 
 static int tsc_ok;
 static int64_t gmtoff_us;
@@ -59,12 +61,27 @@ static uint64_t clock_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The clock and the TSC at one moment: the TSC is read on both sides of
+ * the clock, and of up to four tries the one with the shortest gap is
+ * kept, so a thread preempted in between does not shift its anchor. */
+static void read_pair(uint64_t *ns, uint64_t *tsc)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 4 && best > PAIR_GAP_TICKS; i++) {
+        uint64_t t0 = __rdtsc(), c = clock_ns(), t1 = __rdtsc();
+        if (t1 - t0 < best) {
+            best = t1 - t0;
+            *ns = c;
+            *tsc = t0 + (t1 - t0) / 2;
+        }
+    }
+}
+
 void at_clock_start(int64_t offset_us)
 {
     gmtoff_us = offset_us;
     tsc_ok = tsc_invariant();
-    start_ns = clock_ns();
-    start_tsc = __rdtsc();
+    read_pair(&start_ns, &start_tsc);
 }
 
 int at_clock_tsc(void)
@@ -80,15 +97,19 @@ static uint64_t rate_since_start(uint64_t now_ns, uint64_t now_tsc)
     return (uint64_t)(((unsigned __int128)(now_ns - start_ns) << 32) / (now_tsc - start_tsc));
 }
 
-/* The clock, read with the TSC to renew this thread's anchor (and the
- * rate, once enough time has passed to measure it). */
+/* The clock, read with the TSC to renew this thread's anchor and the
+ * rate; in the first tenth of a second, too short to measure the rate,
+ * the clock alone. */
 static __attribute__((noinline)) uint64_t renew_anchor(void)
 {
-    uint64_t ns = clock_ns(), t = __rdtsc();
+    uint64_t ns, t;
+    if (!__atomic_load_n(&rate_q32, __ATOMIC_RELAXED) &&
+        (ns = clock_ns()) - start_ns < FIRST_RATE_NS)
+        return ns;
+    read_pair(&ns, &t);
     anchor_ns = ns;
     anchor_tsc = t;
-    if (ns - start_ns >= FIRST_RATE_NS)
-        __atomic_store_n(&rate_q32, rate_since_start(ns, t), __ATOMIC_RELAXED);
+    __atomic_store_n(&rate_q32, rate_since_start(ns, t), __ATOMIC_RELAXED);
     return ns;
 }
 
@@ -100,8 +121,9 @@ uint64_t at_now_us(void)
     } else {
         uint64_t d = __rdtsc() - anchor_tsc;
         uint64_t rate = __atomic_load_n(&rate_q32, __ATOMIC_RELAXED);
-        ns = rate && d < ANCHOR_TICKS && anchor_ns ? anchor_ns + ((d * rate) >> 32)
-                                                   : renew_anchor();
+        ns = rate && d < ANCHOR_TICKS && anchor_ns
+                 ? anchor_ns + (uint64_t)(((unsigned __int128)d * rate) >> 32)
+                 : renew_anchor();
     }
     return (uint64_t)((int64_t)(ns / 1000) + gmtoff_us);
 }
@@ -120,8 +142,11 @@ uint64_t at_order_key(void)
 uint64_t at_order_key_us(uint64_t key)
 {
     static uint64_t end_rate;   /* measured over the whole run, once */
-    if (!end_rate)
-        end_rate = rate_since_start(clock_ns(), __rdtsc());
+    if (!end_rate) {
+        uint64_t ns, t;
+        read_pair(&ns, &t);
+        end_rate = rate_since_start(ns, t);
+    }
     unsigned __int128 ticks = (unsigned __int128)key << KEY_SHIFT;
     int64_t d_ns = ticks >= start_tsc
                        ? (int64_t)(((ticks - start_tsc) * end_rate) >> 32)
