@@ -23,6 +23,7 @@ struct t_rec {
     uint64_t id;
     uint32_t ctx;
     int has_time;
+    uint64_t time_us;       /* time of day, microseconds, when has_time */
     uint64_t alignment;     /* 0: no $alignment line */
     size_t first_frame;     /* into t_trace.frames */
     int nframes;
@@ -106,6 +107,7 @@ static inline int t_call(const char *s, struct t_rec *r)
         if (sscanf(s, "[%2d:%2d:%2d.%6d] %n", &hh, &mm, &ss, &us, &n) != 4 || n != 18)
             return -1;
         r->has_time = 1;
+        r->time_us = (uint64_t)((hh * 60 + mm) * 60 + ss) * 1000000 + (uint64_t)us;
         s += n;
     }
     const char *paren = strchr(s, '(');

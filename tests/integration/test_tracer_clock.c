@@ -1,0 +1,118 @@
+/*
+ * tests/integration/test_tracer_clock.c: record times and leaks mode's
+ * order (preload/clock.c). tests/programs/tracer_clock has two threads
+ * take turns allocating for over a second and brackets each allocation
+ * with the time of day it read before and after; every record's time must
+ * lie in that bracket (with 2 ms for the TSC's conversion and the
+ * printing's grain), in full and in leaks mode, and in leaks mode the
+ * blocks must be numbered in the order the turns forced across threads.
+ */
+#include "harness.h"
+#include "test_tracer_trace.h"
+
+#define COUNT 300
+#define SLACK_US 2000
+
+struct bracket {
+    uint64_t before, after;
+};
+
+/* The program's "i BEFORE AFTER" lines. */
+static void read_brackets(const char *out, struct bracket *b)
+{
+    int seen = 0;
+    for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        int i;
+        unsigned long long x, y;
+        if (sscanf(p, "%d %llu %llu", &i, &x, &y) == 3 && i >= 0 && i < COUNT) {
+            b[i] = (struct bracket){ x, y };
+            seen++;
+        }
+    }
+    assert_int_equal(seen, COUNT);
+}
+
+/* The program's allocation i: the one record of 1000 + i bytes. */
+static const struct t_rec *alloc_of(const struct t_trace *t, int i)
+{
+    const struct t_rec *found = NULL;
+    for (size_t k = 0; k < t->n; k++)
+        if (!t->recs[k].release && t->recs[k].size == 1000 + (uint64_t)i &&
+            strcmp(t->recs[k].name, "malloc") == 0) {
+            assert_null(found);
+            found = &t->recs[k];
+        }
+    assert_non_null(found);
+    return found;
+}
+
+/* Runs the program and checks every allocation's time against its
+ * bracket; returns the trace for more checks. */
+static struct t_trace run_and_check_times(const char *mode)
+{
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_clock");
+    const char *argv[] = { prog, NULL };
+    const char *env[] = { mode, NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    struct bracket b[COUNT];
+    read_brackets(r.out, b);
+    struct t_trace t = t_load(trace);
+    for (int i = 0; i < COUNT; i++) {
+        const struct t_rec *rec = alloc_of(&t, i);
+        assert_true(rec->has_time);
+        if (rec->time_us + SLACK_US < b[i].before || rec->time_us > b[i].after + SLACK_US)
+            fail_msg("%s: allocation %d at %llu us, read %llu-%llu us around it", mode, i,
+                     (unsigned long long)rec->time_us, (unsigned long long)b[i].before,
+                     (unsigned long long)b[i].after);
+    }
+    h_result_free(&r);
+    free(prog);
+    free(trace);
+    return t;
+}
+
+static void test_full_mode_times_lie_between_the_clock_readings_around_each_call(void **state)
+{
+    (void)state;
+    struct t_trace t = run_and_check_times("ALLOCTRACE_MODE=full");
+    t_free(&t);
+    h_cleanup();
+}
+
+static void test_leaks_mode_times_lie_between_the_clock_readings_around_each_call(void **state)
+{
+    (void)state;
+    struct t_trace t = run_and_check_times("ALLOCTRACE_MODE=leaks");
+    t_free(&t);
+    h_cleanup();
+}
+
+/* Each thread allocates only after the other's allocation returned: the
+ * numbers must follow the turns, though the threads share no index. */
+static void test_leaks_mode_numbers_blocks_of_two_threads_in_their_true_order(void **state)
+{
+    (void)state;
+    struct t_trace t = run_and_check_times("ALLOCTRACE_MODE=leaks");
+    for (int i = 1; i < COUNT; i++)
+        if (alloc_of(&t, i - 1)->index >= alloc_of(&t, i)->index)
+            fail_msg("allocation %d numbered %llu, after %d numbered %llu", i,
+                     (unsigned long long)alloc_of(&t, i)->index, i - 1,
+                     (unsigned long long)alloc_of(&t, i - 1)->index);
+    for (size_t k = 0; k < t.n; k++)
+        assert_int_equal(t.recs[k].index, k + 1);
+    t_free(&t);
+    h_cleanup();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_mode_times_lie_between_the_clock_readings_around_each_call),
+        cmocka_unit_test(test_leaks_mode_times_lie_between_the_clock_readings_around_each_call),
+        cmocka_unit_test(test_leaks_mode_numbers_blocks_of_two_threads_in_their_true_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
