@@ -8,8 +8,8 @@
  * unwind.c captures frames (unwind_probe.c keeps libunwind free of
  * descriptors); format.c turns records and the header into text;
  * writer.c orders that text; outfd.c owns the trace's descriptor and the
- * close family; tzoffset.c finds the local UTC offset;
- * maps.c turns loaded objects into map lines; live.c keeps the live blocks
+ * close family; tzoffset.c finds the local UTC offset; clock.c gives
+ * record times and leaks mode's order keys; maps.c turns loaded objects into map lines; live.c keeps the live blocks
  * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
  * exec and exit, and writes the trace when a signal ends the process;
  * signals.c catches those signals; config.c reads the environment.
@@ -156,20 +156,6 @@ struct at_event {
     int nframes;
 };
 
-/* ---- clock.c (record times; leaks mode's order) ----------------------- */
-/* Starts the clock with the local UTC offset (writer.c, at the header). */
-void at_clock_start(int64_t offset_us) AT_HIDDEN;
-/* Local time of day of now, microseconds (the TSC where it is invariant). */
-uint64_t at_now_us(void) AT_HIDDEN;
-/* 1 when order keys are TSC readings (their time comes from
- * at_order_key_us); 0 when they are event indices. */
-int at_clock_tsc(void) AT_HIDDEN;
-/* Leaks mode: a key in the true order of allocations, drawn without
- * shared memory where the TSC is invariant, else the event index. */
-uint64_t at_order_key(void) AT_HIDDEN;
-/* The local time of a TSC key, microseconds (at exit: one rate for the run). */
-uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
-
 /* Assigns the next index and appends "INDEX. " + body. `time_us` is the
  * record's time (0 when timestamps are off): with it, a buffer older than
  * a second is written out, so an idle program's trace is not held back. */
@@ -219,6 +205,20 @@ void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
+
+/* ---- clock.c (record times; leaks mode's order) ----------------------- */
+/* Starts the clock with the local UTC offset (writer.c, at the header). */
+void at_clock_start(int64_t offset_us) AT_HIDDEN;
+/* Local time of day of now, microseconds (the TSC where it is invariant). */
+uint64_t at_now_us(void) AT_HIDDEN;
+/* 1 when order keys are TSC readings (their time comes from
+ * at_order_key_us); 0 when they are event indices. */
+int at_clock_tsc(void) AT_HIDDEN;
+/* Leaks mode: a key in the true order of allocations, drawn without
+ * shared memory where the TSC is invariant, else the event index. */
+uint64_t at_order_key(void) AT_HIDDEN;
+/* The local time of a TSC key, microseconds (at exit: one rate for the run). */
+uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
 
 /* ---- tzoffset.c --------------------------------------------------------- */
 /* Seconds east of UTC of local time at t, read from TZ or /etc/localtime
