@@ -13,12 +13,14 @@
  * Memory comes from mmap and the real allocator, never the hooks.
  *
  * Before the tables, each thread looks in a small direct-mapped cache of
- * its own, keyed by a few words of the event (depth, the innermost two
- * frames, the middle one, the outermost) rather than by the full hash:
- * hashing every frame is a chain of one multiply per frame, ~40 ns on a
- * 32-frame stack, and the shared bucket array is one more cache miss. A
- * hit is still compared in full (frames, function, contexts, alignment),
- * so two sites that share the sampled words only evict each other.
+ * its own, keyed by a cheap hash of the event (frames rotated by depth
+ * and XORed) rather than by the full one: hashing every frame is a chain
+ * of one multiply per frame, ~40 ns on a 32-frame stack, and the shared
+ * bucket array is one more cache miss. A hit is still compared in full
+ * (frames, function, contexts, alignment), so two sites whose cheap
+ * hashes meet only evict each other. (A key of five sampled frames was
+ * tried first: the sites of one library share their innermost and
+ * outermost frames, so on sqlite3 most of them met in a few slots.)
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -53,7 +55,7 @@ struct site_key {
     uint64_t alignment;
 };
 
-#define CACHE_SLOTS 256   /* 4 KiB of static TLS a thread */
+#define CACHE_SLOTS 512   /* 8 KiB of static TLS a thread */
 struct cache_entry {
     uint64_t key;
     const struct at_stack *site;
@@ -158,17 +160,17 @@ static const struct at_stack *add_site(struct stack_stripe *s, uint64_t h, const
     return e;
 }
 
-/* The cache's key: a few words of the event, mixed. */
+/* The cache's key: every frame rotated by its depth and XORed, then
+ * mixed once. Unlike site_hash's chain of multiplies the rotations are
+ * independent, so the CPU does them side by side. */
 static inline uint64_t cache_key(const struct site_key *k)
 {
     uint64_t h = (uint64_t)k->n | (uint64_t)k->fn << 8 | (uint64_t)k->ctx << 32;
-    if (k->n > 0) {
-        h ^= (uintptr_t)k->frames[0] * 0x9e3779b97f4a7c15ull;
-        h ^= (uintptr_t)k->frames[k->n - 1] * 0xc2b2ae3d27d4eb4full;
-        h ^= (uintptr_t)k->frames[k->n / 2] * 0x165667b19e3779f9ull;
+    for (int i = 0; i < k->n; i++) {
+        uint64_t f = (uintptr_t)k->frames[i];
+        unsigned r = (unsigned)(i * 11) & 63;
+        h ^= r ? f << r | f >> (64 - r) : f;
     }
-    if (k->n > 1)
-        h ^= (uintptr_t)k->frames[1] * 0x27d4eb2f165667c5ull;
     return at_mix64(h ^ k->alignment);
 }
 
