@@ -5,8 +5,9 @@
  * A vDSO clock_gettime costs 11-38 ns an event; reading the TSC ~12 ns
  * less on the machines measured, and what counts more, its value needs no
  * shared memory. So where the TSC is invariant (CPUID 0x80000007 EDX bit
- * 8: constant rate, runs in every C-state; the kernel keeps the cores'
- * counters in step) the tracer reads it, and else the clock, as before.
+ * 8: constant rate, runs in every C-state) and the kernel still lists it
+ * as a usable clock source (it drops it when it finds the cores'
+ * counters out of step) the tracer reads it, and else the clock.
  *
  * Time of a record (at_now_us): ticks are turned into nanoseconds from a
  * per-thread anchor (clock and TSC read together) with a global rate. Both
@@ -28,7 +29,10 @@
  * key is the shared event index (writer.c) and the time the clock's.
  */
 #include <cpuid.h>
+#include <fcntl.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "tracer.h"
@@ -52,6 +56,27 @@ static int tsc_invariant(void)
         return 0;
     __get_cpuid(0x80000007u, &a, &b, &c, &d);
     return (d >> 8) & 1;
+}
+
+/* The kernel drops "tsc" from its usable clock sources when it finds the
+ * cores' counters out of step (or jumping) despite the CPUID bit; then
+ * keys of two cores would not compare. No sysfs: the bit decides. */
+static int kernel_keeps_tsc(void)
+{
+    int fd = open("/sys/devices/system/clocksource/clocksource0/available_clocksource",
+                  O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    char b[256];
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return 1;
+    b[n] = 0;
+    for (char *p = b; (p = strstr(p, "tsc")) != NULL; p += 3)
+        if ((p == b || p[-1] == ' ') && (p[3] == ' ' || p[3] == '\n' || p[3] == 0))
+            return 1;
+    return 0;
 }
 
 static uint64_t clock_ns(void)
@@ -80,7 +105,7 @@ static void read_pair(uint64_t *ns, uint64_t *tsc)
 void at_clock_start(int64_t offset_us)
 {
     gmtoff_us = offset_us;
-    tsc_ok = tsc_invariant();
+    tsc_ok = tsc_invariant() && kernel_keeps_tsc();
     read_pair(&start_ns, &start_tsc);
 }
 
