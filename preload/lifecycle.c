@@ -303,6 +303,7 @@ static void fork_prepare(void)
 {
     if (at_state != AT_STATE_ACTIVE)
         return;
+    at_unwind_fork_prepare();   /* first: it waits for unwinding threads */
     fork_saved_guard = at_guard;
     at_guard = 1;
     at_maps_fork_prepare();
@@ -319,6 +320,7 @@ static void fork_parent(void)
         at_live_fork_parent();
     at_writer_fork_parent();
     at_maps_fork_parent();
+    at_unwind_fork_parent();
     at_guard = fork_saved_guard;
 }
 
@@ -331,6 +333,7 @@ static void fork_child(void)
         at_live_fork_child();
     at_writer_fork_child();
     at_maps_fork_child();
+    at_unwind_fork_child();
     my_pid = getpid();
     atomic_store(&finished, 0);
     if (!at_cfg.follow_fork || at_writer_open(my_pid, 1) < 0)

@@ -18,6 +18,8 @@
 #define AT_PRELOAD_TRACER_H
 
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -94,12 +96,25 @@ extern uintptr_t at_unw_lo AT_HIDDEN, at_unw_hi AT_HIDDEN;
 extern int (*at_unw_backtrace)(void **, int) AT_HIDDEN;
 /* A thread's first AT_FIRST_UNWINDS backtraces come from glibc's
  * backtrace() (unwind.c says why). */
+#ifndef AT_FIRST_UNWINDS
 #define AT_FIRST_UNWINDS 512
+#endif
 extern __thread unsigned at_thread_unwinds AT_TLS AT_HIDDEN;
 int at_unwind_glibc(void **raw, int n) AT_HIDDEN;
 /* unwind_probe.c: points libunwind's pipe, read, write, close and syscall
  * at descriptor-free memory checks. -1: libunwind must not be used. */
 int at_unwind_probe_install(void *handle) AT_HIDDEN;
+/* unwind_locks.c: what libunwind's pthread_mutex_lock, _unlock and
+ * sigprocmask become (unwind_probe.c points them here), and libunwind's
+ * mutexes held across fork. `libunwind_was_loaded`: the program had it
+ * before the tracer started, so its signal blocking stays. */
+int at_unwind_lock_probe(pthread_mutex_t *m) AT_HIDDEN;
+int at_unwind_unlock_probe(pthread_mutex_t *m) AT_HIDDEN;
+int at_unwind_sigmask_probe(int how, const sigset_t *set, sigset_t *old) AT_HIDDEN;
+void at_unwind_locks_init(int libunwind_was_loaded) AT_HIDDEN;
+void at_unwind_fork_prepare(void) AT_HIDDEN;   /* first of the fork handlers */
+void at_unwind_fork_parent(void) AT_HIDDEN;    /* last ones */
+void at_unwind_fork_child(void) AT_HIDDEN;
 
 /* Fills frames[0..depth) with return addresses, innermost first, the
  * tracer's own frames removed. Returns the count. Inlined into the hooks

@@ -102,6 +102,8 @@ int at_unwind_init(void)
     void *warm[4];
     backtrace(warm, 4);
     /* Without libunwind every backtrace comes from glibc's backtrace(). */
+    int was_loaded = dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD) != NULL ||
+                     dlopen("libunwind.so", RTLD_NOW | RTLD_NOLOAD) != NULL;
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
@@ -113,6 +115,7 @@ int at_unwind_init(void)
     /* Before libunwind's first use, which makes its validation "pipe". */
     if (at_unwind_probe_install(h) != 0)
         return -1;
+    at_unwind_locks_init(was_loaded);
     code_range((const void *)fn, &at_unw_lo, &at_unw_hi);
     set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's

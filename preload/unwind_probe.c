@@ -118,6 +118,10 @@ static const struct {
     { "pipe", (void *)probe_pipe },   { "pipe2", (void *)probe_pipe2 },
     { "read", (void *)probe_read },   { "write", (void *)probe_write },
     { "close", (void *)probe_close }, { "syscall", (void *)probe_syscall },
+    /* unwind_locks.c */
+    { "pthread_mutex_lock", (void *)at_unwind_lock_probe },
+    { "pthread_mutex_unlock", (void *)at_unwind_unlock_probe },
+    { "sigprocmask", (void *)at_unwind_sigmask_probe },
 };
 
 static void *redirect_for(const char *name)

@@ -1,0 +1,87 @@
+/*
+ * tests/integration/test_tracer_unwind.c: libunwind under the tracer -
+ * fork while other threads are in its slow path (its global locks).
+ */
+#include "harness.h"
+#include "test_tracer_trace.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#define FORKS 60
+
+/* The program's own frames: those in the map line of the test program. */
+static int in_program(const struct t_trace *t, uint64_t addr)
+{
+    const struct t_map *m = t_map_of(t, addr);
+    size_t n = m ? strlen(m->path) : 0;
+    return n >= 18 && strcmp(m->path + n - 18, "tracer_unwind_fork") == 0;
+}
+
+/* A child's trace: its 200 blocks of 777 bytes, each with the four
+ * frames of the call path it took, innermost in the program. */
+static void check_child_trace(const char *path)
+{
+    struct t_trace t = t_load(path);
+    if (t.error[0])
+        fail_msg("%s: %s", path, t.error);
+    assert_true(t.complete);
+    assert_int_equal(t_count_allocs(&t, 777), 200);
+    for (size_t i = 0; i < t.n; i++) {
+        const struct t_rec *r = &t.recs[i];
+        if (r->release || r->size != 777)
+            continue;
+        assert_true(r->nframes >= 6);
+        for (int f = 0; f < 5; f++)   /* 4 steps and child_work */
+            assert_true(in_program(&t, t_frames(&t, r)[f]));
+    }
+    t_free(&t);
+}
+
+static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_unwind_fork");
+    char *forks = h_fmt("%d", FORKS);
+    const char *argv[] = { prog, forks, NULL };
+    h_result r = h_trace(trace, argv, NULL);
+    char *want = h_fmt("forks %d hung 0\n", FORKS);
+    assert_string_equal(r.out, want);
+    assert_int_equal(r.status, 0);
+    /* The parent's trace: whole, every release paired. */
+    struct t_trace t = t_load(trace);
+    assert_true(t.complete);
+    assert_int_equal(t_unpaired_releases(&t), 0);
+    assert_true(t_count_allocs(&t, 48) >= 1000);
+    t_free(&t);
+    /* Every child's. */
+    size_t children = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, "trace.txt.", 10) != 0)
+            continue;
+        char *path = h_fmt("%s/%s", dir, e->d_name);
+        check_child_trace(path);
+        free(path);
+        children++;
+    }
+    if (d)
+        closedir(d);
+    assert_int_equal(children, FORKS);
+    free(want);
+    free(forks);
+    free(prog);
+    free(trace);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
