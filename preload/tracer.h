@@ -94,12 +94,7 @@ extern uintptr_t at_self_lo AT_HIDDEN, at_self_hi AT_HIDDEN;
 /* libunwind's code range and unw_backtrace (NULL without libunwind). */
 extern uintptr_t at_unw_lo AT_HIDDEN, at_unw_hi AT_HIDDEN;
 extern int (*at_unw_backtrace)(void **, int) AT_HIDDEN;
-/* A thread's first AT_FIRST_UNWINDS backtraces come from glibc's
- * backtrace() (unwind.c says why). */
-#ifndef AT_FIRST_UNWINDS
-#define AT_FIRST_UNWINDS 512
-#endif
-extern __thread unsigned at_thread_unwinds AT_TLS AT_HIDDEN;
+/* glibc's backtrace(): used only when libunwind cannot be (unwind.c). */
 int at_unwind_glibc(void **raw, int n) AT_HIDDEN;
 /* unwind_probe.c: points libunwind's pipe, read, write, close and syscall
  * at descriptor-free memory checks. -1: libunwind must not be used. */
@@ -115,6 +110,11 @@ void at_unwind_locks_init(int libunwind_was_loaded) AT_HIDDEN;
 void at_unwind_fork_prepare(void) AT_HIDDEN;   /* first of the fork handlers */
 void at_unwind_fork_parent(void) AT_HIDDEN;    /* last ones */
 void at_unwind_fork_child(void) AT_HIDDEN;
+/* unwind_cache.c: libunwind's mmap and munmap, which keep its per-thread
+ * trace caches for the next thread. */
+void *at_unwind_mmap_probe(void *addr, size_t len, int prot, int flags, int fd,
+                           off_t off) AT_HIDDEN;
+int at_unwind_munmap_probe(void *addr, size_t len) AT_HIDDEN;
 
 /* Fills frames[0..depth) with return addresses, innermost first, the
  * tracer's own frames removed. Returns the count. Inlined into the hooks
@@ -128,9 +128,9 @@ static inline __attribute__((always_inline)) int at_unwind(void **frames, int de
     void *raw[depth + AT_SKIP_MAX];
     int saved = at_guard;
     at_guard = AT_GUARD_UNWINDING;
-    int n = at_thread_unwinds < AT_FIRST_UNWINDS || !at_unw_backtrace
-                ? at_unwind_glibc(raw, depth + AT_SKIP_MAX)
-                : at_unw_backtrace(raw, depth + AT_SKIP_MAX);
+    int n = __builtin_expect(at_unw_backtrace != NULL, 1)
+                ? at_unw_backtrace(raw, depth + AT_SKIP_MAX)
+                : at_unwind_glibc(raw, depth + AT_SKIP_MAX);
     at_guard = saved;
     int skip = 0;
     for (; skip < n; skip++) {

@@ -14,14 +14,18 @@
  * (addresses inside this library or inside libunwind) are dropped, so frame
  * 0 is the code that called the allocation function.
  *
- * Short-lived threads: unw_backtrace's fast path keeps a per-thread cache
- * that it creates on a thread's first call (a 256 KiB mapping, initialised
- * entry by entry, unmapped at thread exit) - milliseconds per thread on a
- * machine with slow page faults, for a thread that may allocate ten times.
- * So each thread's first AT_FIRST_UNWINDS backtraces come from glibc's
- * backtrace() (libgcc's unwinder, no per-thread state, ~30% slower per
- * call); a thread that allocates more than that switches to libunwind,
- * where the cache pays off. Both report the same return addresses.
+ * Short-lived threads: unw_backtrace's fast path keeps a cache per thread,
+ * 256 KiB that libunwind maps and fills on the thread's first call and
+ * unmaps at its exit: ~120 us a thread here, mostly page faults. Until
+ * 2026-11 a thread's first 512 backtraces came from glibc's backtrace()
+ * instead; but that costs ~1.7 us a call against ~0.15 us for libunwind's
+ * fast path (14 frames), so it cost more than it saved past ~70 calls.
+ * Now unwind_cache.c hands an exited thread's cache to the next thread,
+ * already faulted in, and every thread uses libunwind from its first
+ * backtrace (docs/benchmarks.md has the numbers). glibc's backtrace() is
+ * left only for when libunwind cannot be loaded or its calls redirected.
+ *
+ * Forks and signals: unwind_locks.c. Memory checks: unwind_probe.c.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -35,7 +39,6 @@
 uintptr_t at_self_lo, at_self_hi;
 uintptr_t at_unw_lo, at_unw_hi;
 int (*at_unw_backtrace)(void **, int);
-__thread unsigned at_thread_unwinds AT_TLS;
 
 struct range_query {
     uintptr_t base;
@@ -79,9 +82,10 @@ static void code_range(const void *addr, uintptr_t *lo, uintptr_t *hi)
     *hi = q.hi;
 }
 
-/* libunwind's default (global) cache of unwind rules is guarded by a lock
- * that a thread may hold at the moment another one forks; the child would
- * then hang in its first slow-path unwind. Per-thread caches take no lock.
+/* Asks for per-thread caches of unwind rules, which take no lock. Debian's
+ * build has no thread-local storage configured and silently keeps the
+ * global cache and its mutex, so fork safety comes from unwind_locks.c
+ * instead; the request stays for a libunwind built with it.
  * (UNW_CACHE_PER_THREAD is 2 in libunwind.h; set through dlsym because
  * libunwind is not linked.) */
 static void set_per_thread_caching(void *h)
@@ -92,16 +96,8 @@ static void set_per_thread_caching(void *h)
         set_policy(*local_as, UNW_CACHE_PER_THREAD);
 }
 
-int at_unwind_init(void)
+static int load_libunwind(void)
 {
-    code_range((const void *)at_unwind_init, &at_self_lo, &at_self_hi);
-    if (at_cfg.depth == 0)
-        return 0;
-    /* glibc's backtrace() loads libgcc_s on its first call: do it now,
-     * untraced, rather than inside the first record. */
-    void *warm[4];
-    backtrace(warm, 4);
-    /* Without libunwind every backtrace comes from glibc's backtrace(). */
     int was_loaded = dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD) != NULL ||
                      dlopen("libunwind.so", RTLD_NOW | RTLD_NOLOAD) != NULL;
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -119,15 +115,28 @@ int at_unwind_init(void)
     code_range((const void *)fn, &at_unw_lo, &at_unw_hi);
     set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's
-     * thread-local block: also now, untraced. */
+     * thread-local block: now, untraced. */
+    void *warm[4];
     fn(warm, 4);
     at_unw_backtrace = fn;
     return 0;
 }
 
-/* A thread's first backtraces (see the top comment). */
+int at_unwind_init(void)
+{
+    code_range((const void *)at_unwind_init, &at_self_lo, &at_self_hi);
+    if (at_cfg.depth == 0 || load_libunwind() == 0)
+        return 0;
+    /* Every backtrace will come from glibc's backtrace(), which loads
+     * libgcc_s on its first call: now, untraced, rather than inside the
+     * first record. */
+    void *warm[4];
+    backtrace(warm, 4);
+    return -1;
+}
+
+/* Without libunwind (see the top comment). */
 int at_unwind_glibc(void **raw, int n)
 {
-    at_thread_unwinds++;
     return backtrace(raw, n);
 }

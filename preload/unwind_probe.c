@@ -122,6 +122,8 @@ static const struct {
     { "pthread_mutex_lock", (void *)at_unwind_lock_probe },
     { "pthread_mutex_unlock", (void *)at_unwind_unlock_probe },
     { "sigprocmask", (void *)at_unwind_sigmask_probe },
+    /* unwind_cache.c */
+    { "mmap", (void *)at_unwind_mmap_probe }, { "munmap", (void *)at_unwind_munmap_probe },
 };
 
 static void *redirect_for(const char *name)

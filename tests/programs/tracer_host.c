@@ -3,8 +3,7 @@
  * leave alone - their descriptors, errno, their output under signals and
  * low limits. Run plain and traced, the output must be the same. Every
  * mode allocates through nested calls (so unwinding walks real frames)
- * from several threads, more than a thread's first 512 backtraces (after
- * those the tracer switches to libunwind).
+ * from several threads.
  *   closeall IN OUT   closes every descriptor above 2 (close_range when
  *                     argv[4] is "range", closefrom when "from", a loop
  *                     otherwise), opens IN and OUT into the freed numbers
