@@ -1,6 +1,7 @@
 /*
  * tests/integration/test_tracer_unwind.c: libunwind under the tracer -
- * fork while other threads are in its slow path (its global locks).
+ * fork while other threads are in its slow path (its global locks), and
+ * short-lived threads on recycled libunwind caches.
  */
 #include "harness.h"
 #include "test_tracer_trace.h"
@@ -15,7 +16,7 @@ static int in_program(const struct t_trace *t, uint64_t addr)
 {
     const struct t_map *m = t_map_of(t, addr);
     size_t n = m ? strlen(m->path) : 0;
-    return n >= 18 && strcmp(m->path + n - 18, "tracer_unwind_fork") == 0;
+    return n >= 13 && strcmp(m->path + n - 13, "tracer_unwind") == 0;
 }
 
 /* A child's trace: its 200 blocks of 777 bytes, each with the four
@@ -43,9 +44,9 @@ static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(voi
     (void)state;
     char *dir = h_tmpdir();
     char *trace = h_fmt("%s/trace.txt", dir);
-    char *prog = h_path("build/tests/programs/tracer_unwind_fork");
+    char *prog = h_path("build/tests/programs/tracer_unwind");
     char *forks = h_fmt("%d", FORKS);
-    const char *argv[] = { prog, forks, NULL };
+    const char *argv[] = { prog, "fork", forks, NULL };
     h_result r = h_trace(trace, argv, NULL);
     char *want = h_fmt("forks %d hung 0\n", FORKS);
     assert_string_equal(r.out, want);
@@ -78,10 +79,54 @@ static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(voi
     h_cleanup();
 }
 
+/* 300 threads one after another, each with its 20 blocks of 10000 + its
+ * number bytes from the same call path: every thread after the first
+ * unwinds on a libunwind cache an earlier thread left, and every record
+ * must still carry the same whole backtrace. */
+static void test_short_lived_threads_on_recycled_caches_get_whole_backtraces(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_unwind");
+    const char *argv[] = { prog, "threads", "300", NULL };
+    h_result r = h_trace(trace, argv, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "threads 300\n");
+    struct t_trace t = t_load(trace);
+    assert_true(t.complete);
+    const struct t_rec *first = NULL;
+    size_t per_thread[300] = { 0 };
+    for (size_t i = 0; i < t.n; i++) {
+        const struct t_rec *rec = &t.recs[i];
+        if (rec->release || rec->size < 10000 || rec->size >= 10300)
+            continue;
+        per_thread[rec->size - 10000]++;
+        if (!first) {
+            first = rec;
+            assert_true(first->nframes >= 4);
+            for (int f = 0; f < 3; f++)   /* child_1, child_0, the thread's function */
+                assert_true(in_program(&t, t_frames(&t, first)[f]));
+            continue;
+        }
+        assert_int_equal(rec->nframes, first->nframes);
+        assert_memory_equal(t_frames(&t, rec), t_frames(&t, first),
+                            (size_t)first->nframes * sizeof(uint64_t));
+    }
+    for (int k = 0; k < 300; k++)
+        assert_int_equal(per_thread[k], 20);
+    t_free(&t);
+    free(prog);
+    free(trace);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging),
+        cmocka_unit_test(test_short_lived_threads_on_recycled_caches_get_whole_backtraces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

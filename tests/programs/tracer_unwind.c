@@ -1,10 +1,8 @@
 /*
- * tests/programs/tracer_unwind_fork.c: fork while other threads unwind
- * through libunwind's slow path.
+ * tests/programs/tracer_unwind.c: libunwind under the tracer.
  *
- *   tracer_unwind_fork FORKS
- *
- * Two spawner threads start short threads one after another, without
+ *   tracer_unwind fork FORKS
+ *     Two spawner threads start short threads one after another, without
  * pause; each short thread makes 1000 allocations of 48 bytes, each
  * through a different path of 3 calls among 32 functions of 8 call sites, so that
  * libunwind keeps meeting return addresses its per-thread trace cache has
@@ -14,11 +12,16 @@
  * (slow-path unwinds again, now in the child), and exits 0. A child that
  * has not finished after 20 seconds counts as hung and is killed; the
  * whole program gives up after 120 (SIGALRM). Prints "forks N hung H".
+ *   tracer_unwind threads N
+ *     N threads one after another, each allocating 20 blocks of 10000 + its
+ *     number bytes through child_0 -> child_1 and freeing them: each new
+ *     thread's libunwind cache is one an earlier thread left (unwind_cache.c).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -119,9 +122,28 @@ static int child_finished(pid_t pid)
     return 0;
 }
 
-int main(int argc, char **argv)
+static void *short_path_thread(void *arg)
 {
-    int forks = argc > 1 ? atoi(argv[1]) : 40, done = 0, hung = 0;
+    for (int i = 0; i < 20; i++)
+        free(child_0(9, 1, 10000 + (size_t)arg));   /* child_0 -> child_1 -> malloc */
+    return NULL;
+}
+
+static int threads(int n)
+{
+    for (int i = 0; i < n; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, short_path_thread, (void *)(size_t)i) != 0)
+            return 1;
+        pthread_join(t, NULL);
+    }
+    printf("threads %d\n", n);
+    return 0;
+}
+
+static int fork_while_unwinding(int forks)
+{
+    int done = 0, hung = 0;
     alarm(120);
     /* Main's own first backtraces, before forking. */
     for (int i = 0; i < 1000; i++)
@@ -144,4 +166,14 @@ int main(int argc, char **argv)
         pthread_join(t[i], NULL);
     printf("forks %d hung %d\n", done, hung);
     return hung != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && strcmp(argv[1], "fork") == 0)
+        return fork_while_unwinding(atoi(argv[2]));
+    if (argc == 3 && strcmp(argv[1], "threads") == 0)
+        return threads(atoi(argv[2]));
+    fprintf(stderr, "usage: tracer_unwind fork FORKS | threads N\n");
+    return 2;
 }
