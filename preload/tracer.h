@@ -6,7 +6,9 @@
  *
  * The cut: hooks.c interposes and decides whether an event is traced;
  * unwind.c captures frames (unwind_probe.c keeps libunwind free of
- * descriptors); format.c turns records and the header into text;
+ * descriptors, unwind_locks.c makes its mutexes safe across fork and
+ * drops its signal blocking, unwind_cache.c recycles its per-thread
+ * caches); format.c turns records and the header into text;
  * writer.c orders that text; outfd.c owns the trace's descriptor and the
  * close family; tzoffset.c finds the local UTC offset; clock.c gives
  * record times and leaks mode's order keys; maps.c turns loaded objects into map lines; live.c keeps the live blocks
@@ -115,6 +117,7 @@ void at_unwind_fork_child(void) AT_HIDDEN;
 void *at_unwind_mmap_probe(void *addr, size_t len, int prot, int flags, int fd,
                            off_t off) AT_HIDDEN;
 int at_unwind_munmap_probe(void *addr, size_t len) AT_HIDDEN;
+void at_unwind_cache_init(int libunwind_was_loaded) AT_HIDDEN;
 
 /* Fills frames[0..depth) with return addresses, innermost first, the
  * tracer's own frames removed. Returns the count. Inlined into the hooks

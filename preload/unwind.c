@@ -108,10 +108,11 @@ static int load_libunwind(void)
     int (*fn)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");
     if (!fn)
         return -1;
+    at_unwind_locks_init(was_loaded);
+    at_unwind_cache_init(was_loaded);
     /* Before libunwind's first use, which makes its validation "pipe". */
     if (at_unwind_probe_install(h) != 0)
         return -1;
-    at_unwind_locks_init(was_loaded);
     code_range((const void *)fn, &at_unw_lo, &at_unw_hi);
     set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's

@@ -13,7 +13,9 @@
  * matter; the only other 256 KiB regions it may ask for (decompressed
  * debug sections) are written whole too. Its read-only file mappings are
  * never kept: those of this size are noted when made, and if more are
- * alive at once than can be noted, keeping stops for good. No lock: each
+ * alive at once than can be noted, keeping stops for good. A libunwind the
+ * program loaded before the tracer may hold mappings made before they
+ * could be noted, so then nothing is kept. No lock: each
  * pool slot is taken and filled with one atomic exchange, so fork and
  * signals find it whole.
  */
@@ -81,4 +83,9 @@ int at_unwind_munmap_probe(void *addr, size_t len)
                 return 0;
         }
     return munmap(addr, len);
+}
+
+void at_unwind_cache_init(int libunwind_was_loaded)
+{
+    keep_off = libunwind_was_loaded;
 }
