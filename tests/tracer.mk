@@ -5,7 +5,7 @@
 TRACER_PROG_DIR := $(B)/tests/programs
 TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
                   tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
-                  tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host tracer_unwind \
+                  tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host tracer_unwind tracer_unwind_sigprof \
                   libtracer_ctorlib.so tracer_early tracer_faults tracer_clock tracer_sites)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
@@ -15,6 +15,12 @@ TEST_DEPS += preload/liballoctrace.so $(TRACER_PROGS)
 $(TRACER_PROG_DIR)/tracer_%: tests/programs/tracer_%.c include/alloctrace.h
 	@mkdir -p $(@D)
 	$(CC) $(TRACER_PROG_CFLAGS) $< -o $@ -pthread -ldl
+
+# Links libunwind itself, as a sampling profiler does: the tracer then
+# shares the program's copy.
+$(TRACER_PROG_DIR)/tracer_unwind_sigprof: tests/programs/tracer_unwind_sigprof.c
+	@mkdir -p $(@D)
+	$(CC) $(TRACER_PROG_CFLAGS) $(call pc_cflags,libunwind) $< -o $@ -pthread -lunwind
 
 $(TRACER_PROG_DIR)/tracer_dlib.so: tests/programs/tracer_dlib.c
 	@mkdir -p $(@D)

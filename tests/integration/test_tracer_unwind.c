@@ -1,7 +1,8 @@
 /*
  * tests/integration/test_tracer_unwind.c: libunwind under the tracer -
- * fork while other threads are in its slow path (its global locks), and
- * short-lived threads on recycled libunwind caches.
+ * fork while other threads are in its slow path (its global locks),
+ * short-lived threads on recycled libunwind caches, and a program that
+ * unwinds with the same libunwind from its SIGPROF handler.
  */
 #include "harness.h"
 #include "test_tracer_trace.h"
@@ -122,11 +123,40 @@ static void test_short_lived_threads_on_recycled_caches_get_whole_backtraces(voi
     h_cleanup();
 }
 
+/* The program links libunwind and calls unw_backtrace from a SIGPROF
+ * handler every 100 us of CPU time while 4000 short threads allocate
+ * (slow-path unwinds under libunwind's lock). The tracer shares that
+ * libunwind, so it must keep libunwind's signal blocking: with it skipped
+ * this run hung 4 times out of 4 (the program's alarm ends it after 60
+ * s). Every block must still be recorded whole. */
+static void test_program_unwinding_in_its_sigprof_handler_with_the_same_libunwind_completes(
+    void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_unwind_sigprof");
+    const char *argv[] = { prog, "4000", NULL };
+    h_result r = h_trace(trace, argv, NULL);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "threads 4000 samples some\n");
+    struct t_trace t = t_load(trace);
+    assert_true(t.complete);
+    assert_int_equal(t_count_allocs(&t, 64), 4000 * 60);
+    assert_int_equal(t_unpaired_releases(&t), 0);
+    t_free(&t);
+    free(prog);
+    free(trace);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging),
         cmocka_unit_test(test_short_lived_threads_on_recycled_caches_get_whole_backtraces),
+        cmocka_unit_test(test_program_unwinding_in_its_sigprof_handler_with_the_same_libunwind_completes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
