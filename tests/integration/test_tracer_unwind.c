@@ -10,8 +10,6 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#define FORKS 60
-
 /* The program's own frames: those in the map line of the test program. */
 static int in_program(const struct t_trace *t, uint64_t addr)
 {
@@ -20,8 +18,8 @@ static int in_program(const struct t_trace *t, uint64_t addr)
     return n >= 13 && strcmp(m->path + n - 13, "tracer_unwind") == 0;
 }
 
-/* A child's trace: its 200 blocks of 777 bytes, each with the four
- * frames of the call path it took, innermost in the program. */
+/* A child's trace (full or leaks mode): its 200 blocks of 777 bytes, each
+ * with the four frames of the call path it took, innermost in the program. */
 static void check_child_trace(const char *path)
 {
     struct t_trace t = t_load(path);
@@ -40,25 +38,21 @@ static void check_child_trace(const char *path)
     t_free(&t);
 }
 
-static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(void **state)
+/* Runs the fork program in `mode` ("full" or "leaks") with `nforks`
+ * forks; checks that no child hung and every child's trace; returns the
+ * parent's trace. */
+static struct t_trace run_forks(const char *dir, const char *mode, int nforks)
 {
-    (void)state;
-    char *dir = h_tmpdir();
     char *trace = h_fmt("%s/trace.txt", dir);
     char *prog = h_path("build/tests/programs/tracer_unwind");
-    char *forks = h_fmt("%d", FORKS);
+    char *forks = h_fmt("%d", nforks);
+    char *mode_env = h_fmt("ALLOCTRACE_MODE=%s", mode);
     const char *argv[] = { prog, "fork", forks, NULL };
-    h_result r = h_trace(trace, argv, NULL);
-    char *want = h_fmt("forks %d hung 0\n", FORKS);
+    const char *env[] = { mode_env, NULL };
+    h_result r = h_trace(trace, argv, env);
+    char *want = h_fmt("forks %d hung 0\n", nforks);
     assert_string_equal(r.out, want);
     assert_int_equal(r.status, 0);
-    /* The parent's trace: whole, every release paired. */
-    struct t_trace t = t_load(trace);
-    assert_true(t.complete);
-    assert_int_equal(t_unpaired_releases(&t), 0);
-    assert_true(t_count_allocs(&t, 48) >= 1000);
-    t_free(&t);
-    /* Every child's. */
     size_t children = 0;
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d));) {
@@ -71,12 +65,39 @@ static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(voi
     }
     if (d)
         closedir(d);
-    assert_int_equal(children, FORKS);
+    assert_int_equal(children, (size_t)nforks);
+    struct t_trace t = t_load(trace);
+    assert_true(t.complete);
     free(want);
+    free(mode_env);
     free(forks);
     free(prog);
     free(trace);
     h_result_free(&r);
+    return t;
+}
+
+static void test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging(void **state)
+{
+    (void)state;
+    struct t_trace t = run_forks(h_tmpdir(), "full", 60);
+    assert_int_equal(t_unpaired_releases(&t), 0);
+    assert_true(t_count_allocs(&t, 48) >= 1000);
+    t_free(&t);
+    h_cleanup();
+}
+
+/* The same in leaks mode, with fewer forks: each child's exit scans the
+ * heap it inherited for leak kinds, ~0.5 s apiece here. Each child's 200
+ * blocks are its leaks; the parent freed everything it allocated. */
+static void test_fork_while_threads_unwind_in_leaks_mode_leaves_no_child_hanging(void **state)
+{
+    (void)state;
+    struct t_trace t = run_forks(h_tmpdir(), "leaks", 10);
+    assert_true(t.leak_summary);
+    assert_int_equal(t_count_allocs(&t, 48), 0);
+    assert_int_equal(t_count_allocs(&t, 777), 0);
+    t_free(&t);
     h_cleanup();
 }
 
@@ -155,6 +176,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fork_while_threads_unwind_new_paths_leaves_no_child_hanging),
+        cmocka_unit_test(test_fork_while_threads_unwind_in_leaks_mode_leaves_no_child_hanging),
         cmocka_unit_test(test_short_lived_threads_on_recycled_caches_get_whole_backtraces),
         cmocka_unit_test(test_program_unwinding_in_its_sigprof_handler_with_the_same_libunwind_completes),
     };
