@@ -7,6 +7,8 @@
 
 #include <stdarg.h>
 
+const char *at_program_name = AT_PROGRAM;
+
 void at_diag_init(at_diag *d, const char *file)
 {
     *d = (at_diag){ .file = file ? file : "<stdin>", .out = stderr, .max_shown = AT_MAX_WARNINGS };
@@ -17,7 +19,7 @@ static void vmessage(at_diag *d, uint64_t line, const char *kind, const char *fm
     if (line)
         fprintf(d->out, "%s:%llu: %s", d->file, (unsigned long long)line, kind);
     else
-        fprintf(d->out, "%s: %s", AT_PROGRAM, kind);
+        fprintf(d->out, "%s: %s", at_program_name, kind);
     vfprintf(d->out, fmt, ap);
     fputc('\n', d->out);
 }
@@ -34,7 +36,7 @@ bool at_diag_input(at_diag *d, uint64_t line, const char *fmt, ...)
     } else if (!d->quiet && (!d->max_shown || d->warnings <= d->max_shown)) {
         vmessage(d, line, "warning: ", fmt, ap);
     } else if (!d->quiet && d->warnings == d->max_shown + 1) {
-        fprintf(d->out, "%s: more warnings about %s not shown\n", AT_PROGRAM, d->file);
+        fprintf(d->out, "%s: more warnings about %s not shown\n", at_program_name, d->file);
     }
     va_end(ap);
     return d->strict;

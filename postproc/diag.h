@@ -16,6 +16,11 @@
 
 #define AT_PROGRAM "alloctrace-postproc"
 
+/* The name messages start with: AT_PROGRAM, or the name the user typed
+ * when a script runs this program for them (`alloctrace --check` runs
+ * `--gate --name alloctrace`). */
+extern const char *at_program_name;
+
 #define AT_MAX_WARNINGS 100
 
 /* Exit statuses. */

@@ -14,6 +14,7 @@
  *   ']' should be; "inverted range" points at its '['.
  */
 #include "filter_impl.h"
+#include "diag.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -83,7 +84,7 @@ static bool fail(parser *ps, size_t pos, const char *fmt, ...)
     if (ps->lineno)
         err->location = at_xasprintf("%s:%zu:%d", ps->origin, ps->lineno, column);
     else
-        err->location = at_xasprintf("%s:%d", ps->origin, column);
+        err->location = at_xasprintf("%s: column %d", ps->origin, column);
     va_list ap;
     va_start(ap, fmt);
     if (vasprintf(&err->message, fmt, ap) < 0)
@@ -755,7 +756,7 @@ void at_filter_error_clear(at_filter_error *err)
 
 void at_filter_error_print(FILE *out, const at_filter_error *err, bool tty)
 {
-    fprintf(out, "%s: %s\n", err->location ? err->location : "filter", err->message ? err->message : "error");
+    fprintf(out, "%s: %s: %s\n", at_program_name, err->location ? err->location : "filter", err->message ? err->message : "error");
     if (!tty || !err->source_line || err->column <= 0)
         return;
     fprintf(out, "  %s\n  ", err->source_line);

@@ -46,7 +46,6 @@
 #include "resolve_stage.h"
 #include "trace.h"
 
-#define GATE_PROGRAM AT_PROGRAM " --gate"
 
 typedef struct gate_opts {
     at_gate_options gate;
@@ -71,6 +70,7 @@ enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
     O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
+    O_NAME,
 };
 
 static const struct option long_opts[] = {
@@ -98,13 +98,16 @@ static const struct option long_opts[] = {
     { "convert-suppressions", required_argument, NULL, O_CONVERT },
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
+    { "name", required_argument, NULL, O_NAME },
     { "help", no_argument, NULL, 'h' },
+    { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
 };
 
 static void usage(FILE *f)
 {
-    fputs("usage: " GATE_PROGRAM " [OPTIONS] TRACE...\n"
+    fputs("Usage: " AT_PROGRAM " --gate [OPTIONS] TRACE...\n"
+          "\n"
           "Judges the leaks of traced processes (the judging half of alloctrace --check):\n"
           "groups them by stack, applies suppressions, prints a report and exits\n"
           "0 (no leak left), 1 (leaks left), 2 (usage error, bad suppression or baseline\n"
@@ -154,13 +157,16 @@ static void usage(FILE *f)
           "                                translated to the filter language, and exit\n"
           "  -o, --output FILE             write the report to FILE (default: stdout)\n"
           "  -q, --quiet                   no warnings about the traces\n"
-          "  -h, --help                    this text\n",
+          "      --name NAME               start messages with NAME (alloctrace --check:\n"
+          "                                alloctrace)\n"
+          "  -h, --help                    this text\n"
+          "  -V, --version                 the version\n",
           f);
 }
 
 static void usage_error(const char *fmt, const char *arg)
 {
-    fputs(GATE_PROGRAM ": ", stderr);
+    fprintf(stderr, "%s: ", at_program_name);
     fprintf(stderr, fmt, arg);
     fputs(" (see --help)\n", stderr);
     exit(AT_GATE_USAGE);
@@ -172,7 +178,7 @@ static long number(const char *opt, const char *arg, long max)
     errno = 0;
     long v = strtol(arg, &end, 10);
     if (errno || end == arg || *end || v < 0 || v > max) {
-        fprintf(stderr, GATE_PROGRAM ": %s: not a number from 0 to %ld: '%s'\n", opt, max, arg);
+        fprintf(stderr, "%s: %s: not a number from 0 to %ld: '%s'\n", at_program_name, opt, max, arg);
         exit(AT_GATE_USAGE);
     }
     return v;
@@ -186,7 +192,7 @@ static void parse(int argc, char **argv, gate_opts *o)
     optind = 1;
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "o:qh", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:qhV", long_opts, NULL)) != -1) {
         switch (c) {
         case O_SUPP: o->supps[o->nsupps++] = optarg; break;
         case O_DEFAULT_SUPP: o->default_supp = optarg; break;
@@ -215,12 +221,14 @@ static void parse(int argc, char **argv, gate_opts *o)
         case O_CONVERT: o->convert = optarg; break;
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
+        case O_NAME: at_program_name = optarg; break;
         case 'h': usage(stdout); exit(0);
+        case 'V': printf("%s %s\n", AT_PROGRAM, AT_VERSION); exit(0);
         default:
             if (optopt && optopt < 256)
-                fprintf(stderr, GATE_PROGRAM ": bad option -%c (see --help)\n", optopt);
+                fprintf(stderr, "%s: bad option -%c (see --help)\n", at_program_name, optopt);
             else
-                fprintf(stderr, GATE_PROGRAM ": bad option '%s' (see --help)\n", argv[optind - 1]);
+                fprintf(stderr, "%s: bad option '%s' (see --help)\n", at_program_name, argv[optind - 1]);
             exit(AT_GATE_USAGE);
         }
     }
@@ -410,7 +418,7 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
     const char *cache_dir = o->cache_dir;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, path, strerror(errno));
         return -1;
     }
     at_diag diag;
@@ -472,7 +480,7 @@ static int check_writable(const char *opt, const char *path)
             unlink(path);
     }
     if (fd < 0 && errno != ENXIO) { /* ENXIO: a FIFO with no reader yet is fine */
-        fprintf(stderr, GATE_PROGRAM ": %s %s: cannot be written: %s\n", opt, path, strerror(errno));
+        fprintf(stderr, "%s: %s %s: cannot be written: %s\n", at_program_name, opt, path, strerror(errno));
         return -1;
     }
     if (fd >= 0)
@@ -498,7 +506,7 @@ static int check_config(const gate_opts *o)
     regex_t re;
     if (o->process_re) {
         if (regcomp(&re, o->process_re, REG_EXTENDED | REG_NOSUB) != 0) {
-            fprintf(stderr, GATE_PROGRAM ": --process: bad regular expression '%s'\n", o->process_re);
+            fprintf(stderr, "%s: --process: bad regular expression '%s'\n", at_program_name, o->process_re);
             return AT_GATE_USAGE;
         }
         regfree(&re);
@@ -524,15 +532,15 @@ static int write_results(const gate_opts *o, const at_gate *g)
 {
     int rc = 0;
     if (o->json && at_gate_write_json(g, o->json) != 0) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->json, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o->json, strerror(errno));
         rc = -1;
     }
     if (o->junit && at_gate_write_junit(g, o->junit) != 0) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->junit, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o->junit, strerror(errno));
         rc = -1;
     }
     if (o->log_file && at_gate_write_valgrind_log(g, o->log_file) != 0) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->log_file, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o->log_file, strerror(errno));
         rc = -1;
     }
     return rc;
@@ -549,7 +557,7 @@ static int update_baseline(const gate_opts *o, at_gate *g, at_baseline **written
         return 0;
     at_baseline *b = at_baseline_from_gate(g);
     if (at_baseline_write(b, o->baseline) != 0) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o->baseline, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o->baseline, strerror(errno));
         at_baseline_free(b);
         return -1;
     }
@@ -577,7 +585,7 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     at_gate_matcher m = at_gate_supp_matcher(supp);
     regex_t re;
     if (o->process_re && regcomp(&re, o->process_re, REG_EXTENDED | REG_NOSUB) != 0) {
-        fprintf(stderr, GATE_PROGRAM ": --process: bad regular expression '%s'\n", o->process_re);
+        fprintf(stderr, "%s: --process: bad regular expression '%s'\n", at_program_name, o->process_re);
         return AT_GATE_USAGE;
     }
     at_gate *g = at_gate_new(&o->gate, &m, base);
@@ -617,7 +625,7 @@ static void remove_files(const gate_opts *o)
 {
     for (size_t i = 0; i < o->nremoves; i++)
         if (unlink(o->removes[i]) != 0 && errno != ENOENT)
-            fprintf(stderr, GATE_PROGRAM ": cannot remove %s: %s\n", o->removes[i], strerror(errno));
+            fprintf(stderr, "%s: cannot remove %s: %s\n", at_program_name, o->removes[i], strerror(errno));
 }
 
 int at_gate_main(int argc, char **argv)
@@ -640,7 +648,7 @@ int at_gate_main(int argc, char **argv)
     if (o.baseline && !o.update_baseline) {
         char err[1024];
         if (!(base = at_baseline_read(o.baseline, err, sizeof err))) {
-            fprintf(stderr, "%s\n", err);
+            fprintf(stderr, "%s: %s\n", at_program_name, err);
             goto done;
         }
     }
@@ -649,14 +657,14 @@ int at_gate_main(int argc, char **argv)
         goto done;
     }
     if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         out = stdout;
         goto done;
     }
     status = run(&o, supp, base, out);
 done:
     if (out != stdout && fclose(out) != 0 && status != AT_GATE_USAGE) {
-        fprintf(stderr, GATE_PROGRAM ": %s: %s\n", o.output, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         status = AT_GATE_USAGE;
     }
     fflush(stdout);

@@ -32,6 +32,7 @@
 #include "html.h"
 #include "leakkind.h"
 #include "leaks.h"
+#include "progress.h"
 #include "reorder.h"
 #include "reader.h"
 #include "resolve_stage.h"
@@ -131,8 +132,10 @@ static const char short_options[] = "lcs:b:C:R:o:qhVr";
 
 static void usage(FILE *f)
 {
-    fputs("usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
+    fputs("Usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
           "       " AT_PROGRAM " --diff OLD [OPTIONS] NEW\n"
+          "       " AT_PROGRAM " --gate [GATE OPTIONS] TRACE...   (see --gate --help)\n"
+          "\n"
           "Reads an alloctrace (or sp-rtrace 2.0) text trace from INPUT (default: stdin),\n"
           "plain or zstd-compressed (told by content, not by name), and writes it back,\n"
           "filtered, in normal form.\n"
@@ -151,7 +154,7 @@ static void usage(FILE *f)
           "      --call-address MODULE:START+SIZE\n"
           "                              keep calls with a frame in that range of MODULE\n"
           "  -o, --output FILE           write to FILE instead of stdout\n"
-          "  -q, --quiet                 no warnings\n"
+          "  -q, --quiet                 no warnings, no progress line\n"
           "      --strict                a malformed input line, an input that is no trace\n"
           "                              (binary, empty, CR-only) or a filter regex past its\n"
           "                              match limit is an error (exit 2)\n"
@@ -168,7 +171,8 @@ static void usage(FILE *f)
           "                              a directory that cannot be written is skipped\n"
           "      --no-cache              with -r: no cache directory\n"
           "      --filter EXPR           keep allocations the callstack filter EXPR\n"
-          "                              matches (FILTERS.md); repeatable: any may match\n"
+          "                              matches (alloctrace-filters(7), docs/filters.md);\n"
+          "                              repeatable: any may match\n"
           "      --filter-file FILE      more --filter filters, one a line\n"
           "      --exclude-filter EXPR   drop allocations EXPR matches; repeatable\n"
           "      --suppressions FILE     drop what the filters of FILE match; report on\n"
@@ -198,14 +202,17 @@ static void usage(FILE *f)
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
           "\n"
-          "Stages run in this order: read, reorder (compressed input), pair leaks,\n"
-          "select, resolve, filter, compress, write. Exit status: 0 ok, 1 I/O error, 2 usage or --strict error.\n",
+          "Short options bundle: -lcr is -l -c -r. Stages run in this order: read,\n"
+          "reorder (compressed input), pair leaks, select, resolve, filter, compress,\n"
+          "write. On a terminal, a large INPUT file shows its progress on stderr.\n"
+          "Exit status: 0 ok, 1 a file could not be read or written, 2 usage error or\n"
+          "a --strict error.\n",
           f);
 }
 
 static void option_error(const char *fmt, const char *arg)
 {
-    fprintf(stderr, AT_PROGRAM ": ");
+    fprintf(stderr, "%s: ", at_program_name);
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     exit(AT_EXIT_USAGE);
@@ -217,7 +224,7 @@ static unsigned long parse_number(const char *opt, const char *arg, unsigned lon
     errno = 0;
     unsigned long v = strtoul(arg, &end, 0);
     if (errno || end == arg || *end || arg[0] == '-' || v > max) {
-        fprintf(stderr, AT_PROGRAM ": %s: not a number in range: '%s'\n", opt, arg);
+        fprintf(stderr, "%s: %s: not a number in range: '%s'\n", at_program_name, opt, arg);
         exit(AT_EXIT_USAGE);
     }
     return v;
@@ -475,14 +482,6 @@ static void free_pipeline(pipeline *p)
         p->frees[i](p->stages[i]);
 }
 
-static void progress(void *arg, uint64_t bytes)
-{
-    uint64_t total = *(const uint64_t *)arg;
-    fprintf(stderr, "\r" AT_PROGRAM ": %llu of %llu MB read (%u%%)",
-            (unsigned long long)(bytes >> 20), (unsigned long long)(total >> 20),
-            (unsigned)(total ? bytes * 100 / total : 0));
-}
-
 /* One input through the pipeline to out_fd. Returns the exit status. */
 static int run(options *o, const char *input, int out_fd)
 {
@@ -495,7 +494,7 @@ static int run(options *o, const char *input, int out_fd)
     int in_fd = 0;
     if (!from_stdin && (in_fd = open(input, O_RDONLY | O_CLOEXEC)) < 0) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", input, strerror(errno));
-        return AT_EXIT_USAGE;
+        return AT_EXIT_FAIL;
     }
     at_trace *t = at_trace_new();
     pipeline p;
@@ -505,18 +504,18 @@ static int run(options *o, const char *input, int out_fd)
     } else {
         /* Progress only for a large input and when someone watches. */
         at_read_opts ropts = { 0 };
+        at_progress prog;
         struct stat st;
-        uint64_t in_size = 0;
-        if (!o->quiet && isatty(2) && fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode) &&
-            st.st_size > (off_t)(256u << 20)) {
-            in_size = (uint64_t)st.st_size;
-            ropts.progress = progress;
-            ropts.progress_arg = &in_size;
+        bool regular = fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode);
+        if (at_progress_wanted(stderr, o->quiet, regular, regular ? (uint64_t)st.st_size : 0)) {
+            at_progress_init(&prog, stderr, (uint64_t)st.st_size);
+            ropts.progress = at_progress_update;
+            ropts.progress_arg = &prog;
         }
         if (at_read_fd(in_fd, t, p.head, &diag, &ropts) == 0)
             at_stage_finish(p.head);
         if (ropts.progress)
-            fputc('\n', stderr);
+            at_progress_end(&prog);
         if (diag.failed)
             status = diag.status;
     }
@@ -590,7 +589,7 @@ int main(int argc, char **argv)
                                                            : 0;
         if (fd < 0) {
             fprintf(stderr, AT_PROGRAM ": %s: %s\n", inputs[i], strerror(errno));
-            return AT_EXIT_USAGE;
+            return AT_EXIT_FAIL; /* a file that cannot be read: 1, as -o's */
         }
         if (fd > 0)
             close(fd);

@@ -1182,7 +1182,6 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
 {
     size_t len = 0;
     char *buf = at_xmalloc(cap);
-    uint64_t next_progress = 64u << 20;
     bool judged = false;
     int rc = 0;
     for (;;) {
@@ -1217,11 +1216,9 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
         }
         memmove(buf, buf + used, len - used);
         len -= used;
-        uint64_t done = at_input_file_bytes(in); /* of the file, as main's total is */
-        if (opts && opts->progress && done >= next_progress) {
-            opts->progress(opts->progress_arg, done);
-            next_progress = done + (64u << 20);
-        }
+        /* Each block: the callback decides how often to draw (progress.c). */
+        if (opts && opts->progress) /* bytes of the file, as main's total is */
+            opts->progress(opts->progress_arg, at_input_file_bytes(in));
     }
     free(buf);
     return (r->stop && !r->gave_up) || rc || r->d->failed ? -1 : 0;

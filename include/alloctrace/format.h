@@ -1,7 +1,7 @@
 /*
  * alloctrace/format.h: what the tracer and the post-processor share about
- * the trace text format (protocol 2.0, see docs/TEXT_FORMAT.md and
- * shared/spec/TEXT_FORMAT.md). Only constants and the record syntax live
+ * the trace text format (protocol 2.0, see docs/TEXT_FORMAT.md,
+ * "The exact rules"). Only constants and the record syntax live
  * here; each side has its own code to write and read it.
  */
 #ifndef ALLOCTRACE_FORMAT_H

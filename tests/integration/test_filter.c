@@ -199,7 +199,7 @@ static void syntax_error_exits_2_with_its_column(void **state)
     (void)state;
     h_result r = pp("-l", "--filter", "callstack contains [ a.c : [20, 10] ]", NULL);
     assert_int_equal(r.status, 2);
-    assert_string_equal(r.err, "--filter:28: inverted line range [20, 10]\n");
+    assert_string_equal(r.err, "alloctrace-postproc: --filter: column 28: inverted line range [20, 10]\n");
     assert_string_equal(r.out, "");
     h_result_free(&r);
 }
@@ -215,7 +215,7 @@ static void bad_filter_file_is_rejected_whole(void **state)
     fclose(f);
     h_result r = pp("--filter-file", path, NULL, NULL);
     assert_int_equal(r.status, 2);
-    char *want = h_fmt("%s:2:32: invalid regex: missing closing parenthesis (at offset 2)\n", path);
+    char *want = h_fmt("alloctrace-postproc: %s:2:32: invalid regex: missing closing parenthesis (at offset 2)\n", path);
     assert_string_equal(r.err, want);
     assert_string_equal(r.out, "");
     free(want);

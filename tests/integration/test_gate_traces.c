@@ -167,7 +167,7 @@ static void usage_errors_exit_2(void **state)
     h_result_free(&r);
     r = gate("--help", NULL, NULL, NULL);
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.out, "usage: alloctrace-postproc --gate [OPTIONS] TRACE...\n"));
+    assert_non_null(strstr(r.out, "Usage: alloctrace-postproc --gate [OPTIONS] TRACE...\n"));
     h_result_free(&r);
 }
 

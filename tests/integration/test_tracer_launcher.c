@@ -48,15 +48,21 @@ static void test_default_trace_named_for_program_and_pid_and_summarised(void **s
     const char *args[] = { prog, NULL };
     h_result r = launch(dir, args, NULL);
     assert_int_equal(r.status, 0);
-    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt \\([0-9]+ events\\)$");
+    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt \\([0-9.]+ kB, [0-9]+ events\\)$");
     assert_non_null(line);
     char name[256];
     unsigned long events;
-    assert_int_equal(sscanf(line, "alloctrace: trace: %255s (%lu events)", name, &events), 2);
+    double kb;
+    assert_int_equal(sscanf(line, "alloctrace: trace: %255s (%lf kB, %lu events)", name, &kb, &events), 3);
     char *path = h_fmt("%s/%s", dir, name);
     struct t_trace t = t_load(path);
     assert_int_equal(t.n, events);
-    char *analyse = h_fmt("^alloctrace: analyse it with: alloctrace-postproc -l -c -r %s$", name);
+    size_t bytes;
+    free(h_read_file(path, &bytes));
+    assert_true(kb * 1000 - 50 <= (double)bytes && (double)bytes <= kb * 1000 + 50);
+    /* Not installed: the post-processor of the build tree, by its path. */
+    char *analyse = h_fmt("^alloctrace: analyse it with: %s/postproc/alloctrace-postproc -l -c -r %s$",
+                          h_root(), name);
     assert_int_equal(h_count_lines(r.err, analyse), 1);
     t_free(&t);
     free(analyse);
@@ -94,7 +100,7 @@ static void test_options_reach_the_tracer(void **state)
     const char *args[] = { "-o", out, "--depth=3", "--no-timestamps", "--mode", "leaks", "--", prog, NULL };
     h_result r = launch(dir, args, NULL);
     assert_int_equal(r.status, 0);
-    char *line = h_find_line(r.err, "^alloctrace: trace: .*/t\\.[0-9]+\\.txt \\(2 blocks alive at exit\\)$");
+    char *line = h_find_line(r.err, "^alloctrace: trace: .*/t\\.[0-9]+\\.txt \\([0-9.]+ (bytes|kB), 2 blocks alive at exit\\)$");
     assert_non_null(line);
     char path[1024];
     assert_int_equal(sscanf(line, "alloctrace: trace: %1023s", path), 1);

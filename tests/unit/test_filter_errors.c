@@ -17,7 +17,7 @@
 #include "filter.h"
 
 /* Parses expr, which must fail at `column` with a message starting with
- * `message`; the location is "--filter:COLUMN". */
+ * `message`; the location is "--filter: column COLUMN". */
 static void expect_error(const char *expr, int column, const char *message)
 {
     at_filter_set *s = at_filter_set_new();
@@ -29,7 +29,7 @@ static void expect_error(const char *expr, int column, const char *message)
         fail_msg("%s\n  got column %d \"%s\"\n  expected column %d \"%s...\"", expr, err.column, err.message,
                  column, message);
     char loc[64];
-    snprintf(loc, sizeof loc, "--filter:%d", column);
+    snprintf(loc, sizeof loc, "--filter: column %d", column);
     assert_string_equal(err.location, loc);
     assert_string_equal(err.source_line, expr);
     assert_int_equal(at_filter_set_count(s), 0);
@@ -281,11 +281,11 @@ static void error_print_with_and_without_caret(void **state)
     FILE *out = open_memstream(&buf, &len);
     at_filter_error_print(out, &err, false);
     fflush(out);
-    assert_string_equal(buf, "--exclude-filter:27: unexpected 'x' after the callstack filter (expected '&&' or the end)\n");
+    assert_string_equal(buf, "alloctrace-postproc: --exclude-filter: column 27: unexpected 'x' after the callstack filter (expected '&&' or the end)\n");
     rewind(out);
     at_filter_error_print(out, &err, true);
     fclose(out);
-    assert_string_equal(buf, "--exclude-filter:27: unexpected 'x' after the callstack filter (expected '&&' or the end)\n"
+    assert_string_equal(buf, "alloctrace-postproc: --exclude-filter: column 27: unexpected 'x' after the callstack filter (expected '&&' or the end)\n"
                              "  \tcallstack contains [ a ] x\n"
                              "  \t                         ^\n");
     free(buf);

@@ -85,7 +85,7 @@ static void broken_file_is_rejected_with_line_and_column(void **state)
     fclose(in);
     unlink(err_path);
     char want[200];
-    snprintf(want, sizeof want, "%s:2:11: ", f->path);
+    snprintf(want, sizeof want, "alloctrace-postproc: %s:2:11: ", f->path);
     assert_int_equal(strncmp(line, want, strlen(want)), 0);
     at_gate_supp_free(s);
 }
