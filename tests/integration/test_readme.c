@@ -1,0 +1,162 @@
+/*
+ * tests/integration/test_readme.c: README.md's five-minute tour runs as
+ * printed. The test reads the tour's sh block from README.md itself, runs
+ * its commands in order in one shell (so `P=...` carries on), in a new
+ * directory that links to the build tree's scripts/, postproc/, build/,
+ * examples/, preload/ and share/ (so the traces it writes stay out of the
+ * clone), and checks for each command:
+ *   - its exit status: 0, or N when a comment line before it says
+ *     "exit status N";
+ *   - the output lines printed under it as "#   TEXT": each must be a line
+ *     of the command's output, numbers aside (sizes, pids and counts vary
+ *     with the libc), paths made relative to the clone.
+ * `make` lines are not run: the build that runs this test has done them.
+ * A command whose program is not installed (callgrind_annotate without
+ * valgrind) fails the test, since README.md says what to install.
+ */
+#include "harness.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CMDS 64
+#define MAX_EXPECT 8
+
+typedef struct tour_cmd {
+    char *text;
+    int status;
+    char *expect[MAX_EXPECT];
+    int nexpect;
+} tour_cmd;
+
+/* The lines of the ```sh block after "## A five-minute tour". */
+static char *tour_block(void)
+{
+    char *path = h_path("README.md");
+    char *readme = h_read_file(path, NULL);
+    free(path);
+    assert_non_null(readme);
+    char *sec = strstr(readme, "\n## A five-minute tour\n");
+    assert_non_null(sec);
+    char *start = strstr(sec, "\n```sh\n");
+    assert_non_null(start);
+    start += strlen("\n```sh\n");
+    char *end = strstr(start, "\n```\n");
+    assert_non_null(end);
+    char *block = strndup(start, (size_t)(end - start) + 1);
+    free(readme);
+    return block;
+}
+
+static size_t parse_tour(char *block, tour_cmd *cmds)
+{
+    size_t n = 0;
+    int next_status = 0;
+    for (char *line = strtok(block, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *st = strstr(line, "exit status ");
+        if (strncmp(line, "#   ", 4) == 0) {
+            assert_true(n > 0 && cmds[n - 1].nexpect < MAX_EXPECT);
+            cmds[n - 1].expect[cmds[n - 1].nexpect++] = line + 4;
+        } else if (line[0] == '#') {
+            if (st)
+                next_status = atoi(st + strlen("exit status "));
+        } else if (strncmp(line, "make", 4) != 0) {
+            assert_true(n < MAX_CMDS);
+            cmds[n++] = (tour_cmd){ .text = line, .status = next_status };
+            next_status = 0;
+        }
+    }
+    return n;
+}
+
+/* Digit runs become one '#', so "13.3 kB, 126 events" equals "9.1 kB, 80 events". */
+static char *without_numbers(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    for (; *s; s++)
+        if (isdigit((unsigned char)*s)) {
+            if (o == out || o[-1] != '#')
+                *o++ = '#';
+        } else if (*s != '.' || !isdigit((unsigned char)s[1])) {
+            *o++ = *s;
+        }
+    *o = '\0';
+    return out;
+}
+
+static void output_has_line(const tour_cmd *c, const char *output, const char *want)
+{
+    char *w = without_numbers(want);
+    char *copy = strdup(output);
+    bool found = false;
+    for (char *l = strtok(copy, "\n"); l && !found; l = strtok(NULL, "\n")) {
+        char *g = without_numbers(l);
+        found = strcmp(g, w) == 0;
+        free(g);
+    }
+    if (!found)
+        fail_msg("README tour: `%s` did not print\n  %s\ngot:\n%s", c->text, want, output);
+    free(copy);
+    free(w);
+}
+
+static void tour_runs_as_printed(void **state)
+{
+    (void)state;
+    char *block = tour_block();
+    tour_cmd cmds[MAX_CMDS];
+    size_t n = parse_tour(block, cmds);
+    assert_true(n >= 8);
+
+    char *dir = h_tmpdir();
+    /* One script: each command's output and status into files of its own. */
+    char *script = h_fmt("cd '%s' || exit 99\n", dir);
+    const char *links[] = { "scripts", "postproc", "build", "examples", "preload", "share" };
+    for (size_t i = 0; i < sizeof links / sizeof *links; i++) {
+        char *s = h_fmt("%sln -s '%s/%s' %s\n", script, h_root(), links[i], links[i]);
+        free(script);
+        script = s;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *s = h_fmt("%s{ %s\n} > out.%zu 2>&1; echo $? > status.%zu\n", script, cmds[i].text, i, i);
+        free(script);
+        script = s;
+    }
+    h_result r = h_sh("%s", script);
+    assert_int_equal(r.status, 0);
+
+    for (size_t i = 0; i < n; i++) {
+        char *sp = h_fmt("%s/status.%zu", dir, i), *op = h_fmt("%s/out.%zu", dir, i);
+        char *status = h_read_file(sp, NULL), *out = h_read_file(op, NULL);
+        assert_non_null(status);
+        assert_non_null(out);
+        /* The clone's own paths, as a user in the clone would see them. */
+        char *root = h_fmt("%s/", h_root());
+        for (char *p; (p = strstr(out, root));)
+            memmove(p, p + strlen(root), strlen(p + strlen(root)) + 1);
+        if (atoi(status) != cmds[i].status)
+            fail_msg("README tour: `%s` exited %d, expected %d:\n%s", cmds[i].text, atoi(status),
+                     cmds[i].status, out);
+        for (int k = 0; k < cmds[i].nexpect; k++)
+            output_has_line(&cmds[i], out, cmds[i].expect[k]);
+        free(root);
+        free(status);
+        free(out);
+        free(sp);
+        free(op);
+    }
+    h_result_free(&r);
+    free(script);
+    free(block);
+    h_cleanup();
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tour_runs_as_printed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
