@@ -13,7 +13,7 @@ B       := build
 # pkg-config calls below run, so a fresh machine needs only `make check`.
 # Recursive makes inherit AT_DEPS_DONE and do not check again.
 GOALS := $(or $(MAKECMDGOALS),all)
-ifneq ($(filter-out clean help deps,$(GOALS)),)
+ifneq ($(filter-out clean help deps uninstall,$(GOALS)),)
 ifndef AT_DEPS_DONE
   DEPS_STATUS := $(shell scripts/install-deps >&2; echo $$?)
   ifneq ($(DEPS_STATUS),0)
@@ -55,7 +55,7 @@ INTEGRATION_TESTS := # tests/integration/NAME.c: cmocka, linked with tests/harne
 FUZZ_TARGETS :=      # tests/fuzz/NAME.c (LLVMFuzzerTestOneInput); corpus in tests/fuzz/NAME/
 TEST_DEPS :=         # what integration tests need built first (test programs)
 
-.PHONY: all check demo install fuzz bench clean deps help
+.PHONY: all check demo install uninstall fuzz bench clean deps help
 # Objects and test programs are never removed as intermediates.
 .SECONDARY:
 all:
@@ -134,16 +134,46 @@ fuzz: $(FUZZERS)
 bench: all $(BENCH_PROGRAMS)
 	@for b in $(BENCHES); do $$b || exit 1; done
 
+# What `make install` puts where; `make uninstall` removes exactly these.
+# include/alloctrace/format.h is internal (the tracer and the
+# post-processor share it) and is not installed; include/alloctrace.h is
+# the optional API for programs. Docs keep README's relative links
+# (docs/...) under share/doc/alloctrace.
+BINDIR  := $(PREFIX)/bin
+LIBDIR  := $(PREFIX)/lib/alloctrace
+DATADIR := $(PREFIX)/share/alloctrace
+INCDIR  := $(PREFIX)/include
+MANDIR  := $(PREFIX)/share/man
+DOCDIR  := $(PREFIX)/share/doc/alloctrace
+INSTALL_BINS := scripts/alloctrace scripts/alloctrace-check postproc/alloctrace-postproc
+MAN1 := man/alloctrace.1 man/alloctrace-postproc.1
+MAN7 := man/alloctrace-filters.7
+SUPPS := $(wildcard share/alloctrace/*.supp)
+DOCS := README.md LICENSE
+DOCS_DOCS := $(wildcard docs/*.md)
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib/alloctrace $(DESTDIR)$(PREFIX)/bin \
-	           $(DESTDIR)$(PREFIX)/include/alloctrace $(DESTDIR)$(PREFIX)/share/alloctrace
-	install -m 755 preload/liballoctrace.so $(DESTDIR)$(PREFIX)/lib/alloctrace/
-	install -m 755 scripts/alloctrace scripts/alloctrace-check $(DESTDIR)$(PREFIX)/bin/
-	[ ! -f postproc/alloctrace-postproc ] || install -m 755 postproc/alloctrace-postproc $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 include/alloctrace.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 include/alloctrace/*.h $(DESTDIR)$(PREFIX)/include/alloctrace/
-	install -m 644 share/alloctrace/default.supp share/alloctrace/reachable.supp \
-	    $(DESTDIR)$(PREFIX)/share/alloctrace/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCDIR) \
+	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/docs
+	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
+	install -m 755 preload/liballoctrace.so $(DESTDIR)$(LIBDIR)/
+	install -m 644 include/alloctrace.h $(DESTDIR)$(INCDIR)/
+	install -m 644 $(SUPPS) $(DESTDIR)$(DATADIR)/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	install -m 644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(DOCS_DOCS) $(DESTDIR)$(DOCDIR)/docs/
+
+# Removes the installed files, then the directories of alloctrace's own
+# (never bin/, share/man/ and the like, even when empty).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_BINS))) \
+	      $(DESTDIR)$(LIBDIR)/liballoctrace.so $(DESTDIR)$(INCDIR)/alloctrace.h \
+	      $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(SUPPS))) \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
+	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS) $(DOCS_DOCS))
+	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 clean:
 	rm -rf $(B) $(PRODUCTS) $(CLEAN)
@@ -155,4 +185,5 @@ help:
 	@echo "make fuzz     build the libFuzzer targets (clang)"
 	@echo "make bench    run the benchmarks in bench/"
 	@echo "make install  PREFIX=/usr/local (DESTDIR honoured)"
+	@echo "make uninstall  the same PREFIX and DESTDIR: removes what install put there"
 	@echo "make deps     install missing Debian packages"

@@ -5,3 +5,4 @@ INTEGRATION_TESTS += tests/integration/test_cli.c
 TEST_DEPS += preload/liballoctrace.so $(B)/tests/programs/tracer_calls \
              $(B)/tests/programs/tracer_leaks
 INTEGRATION_TESTS += tests/integration/test_readme.c
+INTEGRATION_TESTS += tests/integration/test_man.c
