@@ -36,20 +36,22 @@ static size_t function_len(const char *f, size_t len)
     return len - 2;
 }
 
-/* FILE:LINE with LINE all digits; returns the line or 0. */
-static unsigned split_line(const char *s, size_t len, size_t *file_len)
+/* FILE:LINE with LINE all digits (0: compiler-generated code of FILE, no
+ * particular line). Returns whether s has that form. */
+static bool split_line(const char *s, size_t len, size_t *file_len, unsigned *line)
 {
     const char *colon = find_last(s, len, ":");
     if (!colon || colon == s || colon + 1 == s + len)
-        return 0;
-    unsigned long line = 0;
+        return false;
+    unsigned long n = 0;
     for (const char *p = colon + 1; p < s + len; p++) {
-        if (*p < '0' || *p > '9' || line > 100000000ul)
-            return 0;
-        line = line * 10 + (unsigned long)(*p - '0');
+        if (*p < '0' || *p > '9' || n > 100000000ul)
+            return false;
+        n = n * 10 + (unsigned long)(*p - '0');
     }
     *file_len = (size_t)(colon - s);
-    return (unsigned)line;
+    *line = (unsigned)n;
+    return true;
 }
 
 static const char *copy(at_stack_table *arena, const char *s, size_t len)
@@ -78,8 +80,8 @@ static void read_text(const char *text, at_stack_table *arena, at_frame_info *in
     if (at) {
         const char *loc = at + strlen(AT_FRAME_AT);
         size_t file_len = 0;
-        unsigned line = split_line(loc, len - (size_t)(loc - text), &file_len);
-        if (line) {
+        unsigned line = 0;
+        if (split_line(loc, len - (size_t)(loc - text), &file_len, &line)) {
             info->function = copy(arena, text, function_len(text, (size_t)(at - text)));
             info->file = copy(arena, loc, file_len);
             info->line = line;

@@ -20,7 +20,7 @@ typedef struct at_frame_info {
     const char *function; /* "xmalloc", "ns::Foo::bar(int) const"; "??" if unknown.
                              C names lose the "()" the resolver adds. */
     const char *file;     /* full path as written; "??" if unknown */
-    unsigned line;        /* 0 if unknown */
+    unsigned line;        /* 0 if unknown, or code of no particular line of file */
     const char *module;   /* object path; from the text or the maps; "??" if none */
     bool inlined;         /* text ended in " [inlined]" */
 } at_frame_info;

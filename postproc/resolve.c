@@ -313,7 +313,7 @@ static at_rtexts *one_text(char *text)
 static char *frame_text(const at_symframe *f, const char *module, bool inlined)
 {
     const char *suffix = inlined ? AT_FRAME_INLINED : "";
-    if (f->function && f->file && f->line)
+    if (f->function && f->file) /* line 0: a line of no particular place in FILE */
         return at_xasprintf("%s%s%s:%u%s", f->function, AT_FRAME_AT, f->file, f->line, suffix);
     return at_xasprintf("%s %s%s%s", f->function ? f->function : "??", AT_FRAME_FROM,
                      module, suffix);

@@ -11,11 +11,11 @@
  * position is the DW_AT_call_file/DW_AT_call_line of the inlined call just
  * inside it.
  *
- * Names: a DIE's linkage name demangled gives the C++ form with namespaces,
- * classes and parameter list; a DIE with no mangled name is C (or
- * extern "C"), whose plain name gets "()".
+ * Names: resolve_names.c (a linkage name demangled, or for C++ without
+ * one the name built from its scopes and parameter types; C gets "()").
  */
 #include "resolve_module.h"
+#include "resolve_names.h"
 #include "xalloc.h"
 
 #include <dwarf.h>
@@ -71,31 +71,51 @@ static const char *attr_string(Dwarf_Die *die, unsigned name)
     return dwarf_formstring(dwarf_attr_integrate(die, name, &a));
 }
 
-static char *die_function_name(Dwarf_Die *die, at_demangler *dm)
+/* The compilation unit covering addr (a module address), in *buf. libdwfl
+ * finds it through .debug_aranges, which clang does not write by default
+ * (and libdw 0.188 does not make up): then each unit's own ranges are
+ * asked, as addr2line does. *bias is set either way. */
+static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
 {
-    const char *linkage = attr_string(die, DW_AT_linkage_name);
-    if (!linkage)
-        linkage = attr_string(die, DW_AT_MIPS_linkage_name);
-    char *d = linkage ? at_demangle(dm, linkage) : NULL;
-    if (d)
-        return d;
-    const char *name = attr_string(die, DW_AT_name);
-    if (name)
-        return with_parens(name);
-    return linkage ? with_parens(linkage) : NULL;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    if (cu)
+        return cu;
+    Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+    if (!dw)
+        return NULL;
+    Dwarf_Off off = 0, next;
+    size_t hsize;
+    while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+        if (dwarf_offdie(dw, off + hsize, buf) && dwarf_haspc(buf, addr - *bias) == 1)
+            return buf;
+        off = next;
+    }
+    return NULL;
 }
 
-/* The line table's file and line for addr (frame 0's position). */
-static void line_of(Dwfl_Module *mod, Dwarf_Addr addr, at_symframe *f)
+/* The line table's file and line for addr (frame 0's position). Line 0
+ * is code of no particular line (compiler-generated: a jump table, a
+ * spill); its file is still the function's, which the callstack filters
+ * match on, so it is kept with line 0. cu: the unit cu_of found, for a
+ * module libdwfl cannot map addresses to units in by itself (or NULL). */
+static void line_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Die *cu, Dwarf_Addr bias, at_symframe *f)
 {
-    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
-    if (!l)
-        return;
     int line = 0;
-    const char *file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-    if (!file || line <= 0) /* line 0: code of no particular line */
+    const char *file = NULL, *comp_dir = NULL;
+    Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+    if (l) {
+        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+        comp_dir = dwfl_line_comp_dir(l);
+    } else if (cu) {
+        Dwarf_Line *dl = dwarf_getsrc_die(cu, addr - bias);
+        if (!dl || dwarf_lineno(dl, &line) != 0)
+            return;
+        file = dwarf_linesrc(dl, NULL, NULL);
+        comp_dir = attr_string(cu, DW_AT_comp_dir);
+    }
+    if (!file || line < 0)
         return;
-    f->file = full_path(file, dwfl_line_comp_dir(l));
+    f->file = full_path(file, comp_dir);
     f->line = (unsigned)line;
 }
 
@@ -147,7 +167,8 @@ static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **scopes)
 static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr addr, at_demangler *dm, at_symframe **out)
 {
     Dwarf_Addr bias = 0;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die cu_buf;
+    Dwarf_Die *cu = cu_of(mod, addr, &bias, &cu_buf);
     if (!cu)
         return 0;
     Dwarf_Die *scopes = NULL;
@@ -171,11 +192,11 @@ static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr addr, at_demangler *dm, at
     for (int i = 0; i < n && k < nf; i++) {
         if (!is_function(&scopes[i]))
             continue;
-        f[k].function = die_function_name(&scopes[i], dm);
+        f[k].function = at_die_function_name(&scopes[i], dm);
         if (inner)
             call_site_of(inner, cu, &f[k]);
         else
-            line_of(mod, addr, &f[k]);
+            line_of(mod, addr, cu, bias, &f[k]);
         inner = &scopes[i];
         k++;
     }
@@ -195,7 +216,9 @@ static size_t from_symtab(at_module *m, Dwarf_Addr addr, at_demangler *dm, at_sy
     if (!f)
         abort();
     f->function = function_name(name, dm);
-    line_of(m->mod, addr, f);
+    Dwarf_Addr bias = 0;
+    Dwarf_Die cu_buf;
+    line_of(m->mod, addr, cu_of(m->mod, addr, &bias, &cu_buf), bias, f);
     *out = f;
     return 1;
 }

@@ -5,7 +5,8 @@
 RP := $(B)/tests/programs
 RESOLVE_PROGRAMS := $(RP)/libresolve_lib.so $(RP)/resolve_app_O0 $(RP)/resolve_app_O2 \
                     $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx \
-                    $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab $(RP)/resolve_app_debuglink
+                    $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab $(RP)/resolve_app_debuglink \
+                    $(RP)/resolve_names_gcc $(RP)/resolve_names_clang $(RP)/resolve_line0
 RESOLVE_PROG_FLAGS := -g -Wall -Wextra -Werror -D_GNU_SOURCE
 RESOLVE_LINK := -L$(RP) -lresolve_lib -Wl,-rpath,'$$ORIGIN'
 
@@ -40,6 +41,23 @@ $(RP)/resolve_app_symtab: $(RP)/resolve_app_O0
 	objcopy --strip-debug $< $@
 $(RP)/resolve_cxx_symtab: $(RP)/resolve_cxx
 	objcopy --strip-debug $< $@
+
+# Inlined C++ functions without linkage names (g++), the same with clang++
+# at -O2 (linkage names, no .debug_aranges).
+$(RP)/resolve_names_gcc: tests/programs/resolve_names.cc
+	@mkdir -p $(@D)
+	g++ -std=gnu++17 $(RESOLVE_PROG_FLAGS) -O2 $< -o $@
+$(RP)/resolve_names_clang: tests/programs/resolve_names.cc
+	@mkdir -p $(@D)
+	clang++ -std=gnu++17 $(RESOLVE_PROG_FLAGS) -O2 $< -o $@
+# The call after the AT_LINE0 marker gets line 0 (tests/programs/line0.awk).
+$(RP)/resolve_line0: tests/programs/resolve_line0.c tests/programs/line0.awk
+	@mkdir -p $(@D)
+	clang -std=gnu11 $(RESOLVE_PROG_FLAGS) -O0 -fno-builtin -S $< -o $@.s
+	awk -f tests/programs/line0.awk $@.s > $@.0.s
+	grep -q 'loc.* 0 ' $@.0.s
+	clang -g $@.0.s -o $@
+	rm -f $@.s $@.0.s
 
 TEST_DEPS += $(RESOLVE_PROGRAMS)
 UNIT_TESTS += tests/unit/test_resolve.c

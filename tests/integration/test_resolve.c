@@ -10,11 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SRC(name) AT_BUILD_ROOT "/tests/programs/" name
 #define APP_SRC SRC("resolve_app.c")
 #define LIB_SRC SRC("resolve_lib.c")
 #define CXX_SRC SRC("resolve_cxx.cc")
+#define NAMES_SRC SRC("resolve_names.cc")
+#define LINE0_SRC SRC("resolve_line0.c")
 
 static int teardown(void **state)
 {
@@ -178,6 +181,90 @@ static void cxx_sites_are_demangled(void **state)
     assert_one_frame(r.out, site_text("main::{lambda(unsigned long)#1}::operator()(unsigned long) const",
                                       CXX_SRC, "lambda", false));
     h_result_free(&r);
+    free(trace);
+    free(exe);
+}
+
+/* Inlined functions gcc gives no linkage name (static in a namespace, in
+ * an anonymous namespace) are named from their scopes and parameter
+ * types, as gdb names them; clang's linkage names give the same text. */
+static void inlined_cxx_names_are_qualified(const char *exe_name)
+{
+    char *exe = program(exe_name);
+    char *trace = trace_program(h_tmpdir(), exe);
+    h_result r = postproc("-r", NULL, NULL, trace);
+    assert_int_equal(r.status, 0);
+    assert_one_frame(r.out, site_text("shop::make_array(int)", NAMES_SRC, "make_array", true));
+    assert_one_frame(r.out, site_text("shop::basket::label(char const*, unsigned int)", NAMES_SRC, "label",
+                                      true));
+    assert_one_frame(r.out, site_text("shop::(anonymous namespace)::hidden(long)", NAMES_SRC, "hidden", true));
+    h_result_free(&r);
+    free(trace);
+    free(exe);
+}
+
+static void inlined_cxx_names_are_qualified_with_gcc(void **state)
+{
+    (void)state;
+    inlined_cxx_names_are_qualified("resolve_names_gcc");
+}
+
+static void inlined_cxx_names_are_qualified_with_clang(void **state)
+{
+    (void)state;
+    inlined_cxx_names_are_qualified("resolve_names_clang");
+}
+
+/* gdb, the peer: its backtrace names the same functions (without the
+ * parameter list, which it shows as arguments). */
+static void inlined_cxx_names_match_gdb(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/gdb", X_OK) != 0) {
+        printf("inlined_cxx_names_match_gdb: skipped: gdb is not installed\n");
+        return;
+    }
+    char *exe = program("resolve_names_gcc");
+    h_result g = h_sh("gdb -nx -q -batch -ex 'break main' -ex run -ex 'break malloc' -ex c -ex 'bt 2' "
+                      "-ex c -ex 'bt 2' -ex c -ex 'bt 2' '%s' 2>&1 | sed -n 's/^#1 .* in \\(.*\\) (.*/\\1/p'",
+                      exe);
+    if (g.status != 0 || !*g.out) {
+        printf("inlined_cxx_names_match_gdb: skipped: gdb could not run the program here\n");
+        h_result_free(&g);
+        free(exe);
+        return;
+    }
+    assert_string_equal(g.out, "shop::make_array\nshop::basket::label\nshop::(anonymous namespace)::hidden\n");
+    h_result_free(&g);
+    free(exe);
+}
+
+/* Code of no particular line (line 0) keeps its file: the frame says
+ * FILE:0 and the callstack filters match it with `_` or 0, not with a
+ * range of real lines. */
+static void line_zero_frame_keeps_its_file(void **state)
+{
+    (void)state;
+    char *exe = program("resolve_line0");
+    char *trace = trace_program(h_tmpdir(), exe);
+    h_result r = postproc("-r", NULL, NULL, trace);
+    assert_int_equal(r.status, 0);
+    char *text = h_fmt("zero_line() at %s:0", LINE0_SRC);
+    assert_one_frame(r.out, text);
+    h_result_free(&r);
+    const struct { const char *filter; int kept; } cases[] = {
+        { "callstack contains [ ... resolve_line0.c : _ ]", 1 },
+        { "callstack contains [ ... resolve_line0.c : 0 ]", 1 },
+        { "string contains [ ... resolve_line0.c ]", 1 },
+        { "callstack contains [ ... resolve_line0.c : [1, _] ]", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        h_result f = postproc("-r", "--filter", cases[i].filter, trace);
+        assert_int_equal(f.status, 0);
+        if ((int)h_count_lines(f.out, " malloc\\(24\\) = 0x") != cases[i].kept)
+            fail_msg("%s: expected %d allocation(s) kept:\n%s", cases[i].filter, cases[i].kept, f.out);
+        h_result_free(&f);
+    }
     free(trace);
     free(exe);
 }
@@ -367,6 +454,10 @@ int main(void)
         cmocka_unit_test_teardown(O2_inline_chain_is_three_frames_of_one_address, teardown),
         cmocka_unit_test_teardown(non_pie_sites_resolve, teardown),
         cmocka_unit_test_teardown(cxx_sites_are_demangled, teardown),
+        cmocka_unit_test_teardown(inlined_cxx_names_are_qualified_with_gcc, teardown),
+        cmocka_unit_test_teardown(inlined_cxx_names_are_qualified_with_clang, teardown),
+        cmocka_unit_test_teardown(inlined_cxx_names_match_gdb, teardown),
+        cmocka_unit_test_teardown(line_zero_frame_keeps_its_file, teardown),
         cmocka_unit_test_teardown(stripped_program_resolves_with_debug_dir, teardown),
         cmocka_unit_test_teardown(rebuilt_program_warns_once_and_gives_module_only, teardown),
         cmocka_unit_test_teardown(deleted_library_warns_once, teardown),
