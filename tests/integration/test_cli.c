@@ -249,6 +249,24 @@ static void analyse_command_runs_as_printed(void **state)
     h_cleanup();
 }
 
+/* Past 1 GB in full mode, the closing line's size says GB and one more
+ * line suggests leaks mode. The program (sh) makes its own trace sparse
+ * and large, so no gigabyte is written. */
+static void huge_trace_suggests_leaks_mode(void **state)
+{
+    (void)state;
+    h_result r = in_tmp("$R/" LAUNCHER " -o big.txt -- sh -c 'truncate -s 1100M \"$0\"' big.txt%s", "");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: trace: big\\.txt \\(1\\.[0-9] GB, [0-9]+ events\\)$"), 1);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: the trace is over 1 GB; for leaks only, -m leaks writes "
+                                          "just the blocks alive at exit$"), 1);
+    h_result_free(&r);
+    h_result small = in_tmp("$R/" LAUNCHER " -o small.txt -- true%s", "");
+    assert_int_equal(h_count_lines(small.err, "over 1 GB"), 0);
+    h_result_free(&small);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -266,6 +284,7 @@ int main(void)
         cmocka_unit_test(launcher_exit_statuses_follow_the_readme),
         cmocka_unit_test(progress_shows_on_a_terminal_only),
         cmocka_unit_test(analyse_command_runs_as_printed),
+        cmocka_unit_test(huge_trace_suggests_leaks_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
