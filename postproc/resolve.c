@@ -31,11 +31,11 @@
 
 #include <alloctrace/format.h>
 
+#include "diag.h"
 #include "resolve_cache.h"
 #include "resolve_disk.h"
 #include "resolve_module.h"
 
-#define WARN_PREFIX "alloctrace-postproc: WARNING: "
 
 typedef struct rmap {
     char *path, *build_id;
@@ -123,12 +123,12 @@ static bool usable_dir(const char *option, const char *dir)
 {
     struct stat st;
     if (strchr(dir, ':')) {
-        fprintf(stderr, "alloctrace-postproc: %s %s: a directory name with ':' is not supported\n",
+        fprintf(stderr, "%s: %s %s: a directory name with ':' is not supported\n", at_program_name,
                 option, dir);
         return false;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "alloctrace-postproc: %s %s: %s\n", option, dir,
+        fprintf(stderr, "%s: %s %s: %s\n", at_program_name, option, dir,
                 stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
         return false;
     }
@@ -263,7 +263,7 @@ static void warn(at_resolver *r, const char *msg)
 {
     r->stats.warnings++;
     if (!r->quiet)
-        fprintf(stderr, WARN_PREFIX "%s\n", msg);
+        fprintf(stderr, "%s: WARNING: %s\n", at_program_name, msg);
 }
 
 /* A module's disk cache, when it can have one. */
