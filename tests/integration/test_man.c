@@ -117,9 +117,14 @@ static void install_and_uninstall(void **state)
     assert_non_null(strstr(run.err, "alloctrace: analyse it with: usr/bin/alloctrace-postproc -l -c -r t.txt\n"));
     assert_string_equal(run.out, "1\n");
     h_result_free(&run);
+    /* On PATH: the bare name, as the user would type it. */
+    h_result path = h_sh("cd '%s' && PATH=\"$PWD/usr/bin:$PATH\" alloctrace -o p.txt -- true", dest);
+    assert_int_equal(path.status, 0);
+    assert_non_null(strstr(path.err, "alloctrace: analyse it with: alloctrace-postproc -l -c -r p.txt\n"));
+    h_result_free(&path);
 
-    h_result un = h_sh("rm -f '%s/t.txt' && make -s -C '%s' uninstall DESTDIR='%s' PREFIX=/usr && "
-                       "cd '%s' && find . -type f; find . -name alloctrace", dest, h_root(), dest, dest);
+    h_result un = h_sh("rm -f '%s/t.txt' '%s/p.txt' && make -s -C '%s' uninstall DESTDIR='%s' PREFIX=/usr && "
+                       "cd '%s' && find . -type f; find . -name alloctrace", dest, dest, h_root(), dest, dest);
     assert_int_equal(un.status, 0);
     assert_string_equal(un.out, ""); /* no file left, nor alloctrace's own directories */
     h_result_free(&un);
