@@ -75,9 +75,9 @@ static void check_errors_start_with_alloctrace(void **state)
     h_cleanup();
 }
 
-/* The gate's files are checked before the program runs: a test suite
- * that takes an hour does not run for nothing. */
-static void check_refuses_bad_files_before_the_program(void **state)
+/* The gate's values and files are checked before the program runs: a
+ * test suite that takes an hour does not run for nothing. */
+static void check_refuses_bad_values_before_the_program(void **state)
 {
     (void)state;
     const char *cases[][2] = {
@@ -85,6 +85,7 @@ static void check_refuses_bad_files_before_the_program(void **state)
         { "--baseline no.base", "alloctrace: --baseline no.base: no such readable file\n" },
         { "--json no/dir/r.json", "alloctrace: --json no/dir/r.json: directory no/dir does not exist\n" },
         { "--junit no/dir/r.xml", "alloctrace: --junit no/dir/r.xml: directory no/dir does not exist\n" },
+        { "--depth 300", "alloctrace: --depth 300: expected a number from 0 to 256\n" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         h_result r = in_tmp("$R/" LAUNCHER " --check %s -- touch ran; echo $?; ls", cases[i][0]);
@@ -293,7 +294,7 @@ int main(void)
         cmocka_unit_test(every_help_starts_with_the_same_usage_form),
         cmocka_unit_test(version_works_in_every_mode),
         cmocka_unit_test(check_errors_start_with_alloctrace),
-        cmocka_unit_test(check_refuses_bad_files_before_the_program),
+        cmocka_unit_test(check_refuses_bad_values_before_the_program),
         cmocka_unit_test(launcher_bundles_short_options),
         cmocka_unit_test(postproc_bundles_short_options),
         cmocka_unit_test(bad_toggle_signal_stops_before_the_program),
