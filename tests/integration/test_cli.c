@@ -86,6 +86,7 @@ static void check_refuses_bad_values_before_the_program(void **state)
         { "--json no/dir/r.json", "alloctrace: --json no/dir/r.json: directory no/dir does not exist\n" },
         { "--junit no/dir/r.xml", "alloctrace: --junit no/dir/r.xml: directory no/dir does not exist\n" },
         { "--depth 300", "alloctrace: --depth 300: expected a number from 0 to 256\n" },
+        { "--process '('", "alloctrace: --process: bad regular expression '('\n" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         h_result r = in_tmp("$R/" LAUNCHER " --check %s -- touch ran; echo $?; ls", cases[i][0]);
