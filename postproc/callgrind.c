@@ -1,7 +1,7 @@
 /*
  * postproc/callgrind.c: the profile in Callgrind format, in the one layout
  * that callgrind_annotate, KCachegrind and webgrind all read the same
- * (EXPORTS.md section 2):
+ * (docs/exports.md rule 2):
  *
  *   - header, "events:" last; "summary:" and "totals:" at the very end;
  *   - one block per function: "fl=", "fn=", one self-cost line "LINE B N",

@@ -1,6 +1,6 @@
 /*
  * postproc/export.h: allocation profiles and the formats people read them
- * in (shared/spec/EXPORTS.md): Callgrind (KCachegrind, callgrind_annotate),
+ * in (docs/exports.md, "The rules"): Callgrind (KCachegrind, callgrind_annotate),
  * webgrind's preprocessed file and folded stacks (flame graphs). The
  * terminal report and the JSON stats come from the analyses instead
  * (analyze/analyze.h).
@@ -10,7 +10,7 @@
  * interned stack. at_profile_build turns samples into the cost graph once;
  * every format is written from that profile.
  *
- * The cost model (EXPORTS.md section 1, and docs/exports.md):
+ * The cost model (docs/exports.md, rule 1):
  *   - every frame is a function, (function, file) when resolved, module and
  *     address when not; the allocation function is the leaf and carries the
  *     sample as self cost;
@@ -69,7 +69,7 @@ uint64_t at_profile_samples(const at_profile *p);
 uint64_t at_profile_bytes(const at_profile *p);
 uint64_t at_profile_blocks(const at_profile *p);
 
-/* Callgrind format, EXPORTS.md section 2. Returns 0, or -1 on a write
+/* Callgrind format, docs/exports.md rule 2. Returns 0, or -1 on a write
  * error (errno set). The bytes event switches to KiB when webgrind could
  * not hold a cost in 32 bits (section 3). */
 int at_export_callgrind(FILE *out, const at_profile *p, const at_export_meta *meta);

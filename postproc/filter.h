@@ -1,5 +1,5 @@
 /*
- * postproc/filter.h: the callstack filter language of FILTERS.md. A filter
+ * postproc/filter.h: the callstack filter language of docs/filters.md. A filter
  * set holds parsed filters in order; a filter picks allocations by the list
  * its call stack gives (source locations, files, functions or modules,
  * outermost frame first) and by size.

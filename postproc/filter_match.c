@@ -1,7 +1,7 @@
 /*
  * postproc/filter_match.c: does a filter hold for a stack and a size?
  *
- * A list sub-filter is a glob over the frames outermost first (FILTERS.md
+ * A list sub-filter is a glob over the frames outermost first (docs/filters.md
  * section 4). It is matched by dynamic programming over (element, frame):
  * row i says which frame prefixes the first i elements can cover, so the
  * cost is O(elements x frames) whatever the filter, and a recursive stack

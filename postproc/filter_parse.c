@@ -1,5 +1,5 @@
 /*
- * postproc/filter_parse.c: the filter language of FILTERS.md, text to
+ * postproc/filter_parse.c: the filter language of docs/filters.md, text to
  * at_filter (filter_impl.h). A hand-written scanner over one line, so every
  * error carries the exact column of the token at fault.
  *

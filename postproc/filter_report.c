@@ -1,6 +1,6 @@
 /*
  * postproc/filter_report.c: what filters tell a user about a run
- * (FILTERS.md section 7): how much each suppression hid, which hid
+ * (docs/filters.md, --suppressions): how much each suppression hid, which hid
  * nothing. Suppressions generated from leak groups are the gate's
  * (gate.c, --gen-suppressions).
  */

@@ -11,7 +11,7 @@
  * inclusive cost callgrind_annotate computes (the sum of calls into a
  * function) is the sum of the samples whose stack holds it, never above the
  * total. Counting each (caller, callee, line) edge once per stack, as
- * EXPORTS.md puts it, still counts f -> f and f's own call twice.
+ * docs/exports.md puts it, still counts f -> f and f's own call twice.
  *
  * Names: the formats need unique, one-line function names that do not look
  * like Callgrind's "(ID)" compression and are not webgrind's reserved names

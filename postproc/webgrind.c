@@ -1,6 +1,6 @@
 /*
  * postproc/webgrind.c: webgrind's preprocessed file (format version 7,
- * EXPORTS.md section 3).
+ * docs/exports.md rule 3).
  *
  * webgrind rebuilds this file from the Callgrind file whenever its copy is
  * older or unreadable, so ours must be what webgrind itself would make.

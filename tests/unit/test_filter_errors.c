@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_filter_errors.c: every syntax error of FILTERS.md
+ * tests/unit/test_filter_errors.c: every syntax error of docs/filters.md
  * section 6, with its exact column, location and message; filter files
  * (comments, names, labels, "FILE:LINE:COLUMN", rejected whole); the
  * printed error with its caret.

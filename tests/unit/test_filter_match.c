@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_filter_match.c: the filter matcher on frame lists built
- * here. Every example of FILTERS.md and of the seed document, the
+ * here. Every example of docs/filters.md and of the seed document, the
  * recursion case, anchoring, path and function-name rules, sizes, and the
  * per-stack cache.
  *
@@ -146,7 +146,7 @@ static void seed_line_filter_examples(void **state)
     assert_true(line_matches("[50, 102]", 102));
     assert_false(line_matches("[50, 102]", 49));
     assert_false(line_matches("[50, 102]", 103));
-    /* FILTERS.md: "[50, _] is 50 and above" (the seed said greater than). */
+    /* docs/filters.md: "[50, _] is 50 and above" (the seed said greater than). */
     assert_true(line_matches("[50, _]", 50));
     assert_true(line_matches("[50, _]", 4000000));
     assert_false(line_matches("[50, _]", 49));
@@ -191,7 +191,7 @@ static void seed_regex_file_with_line(void **state)
     assert_false(match(f, nodir, 2));
 }
 
-/* ---- FILTERS.md section 1: the shape examples --------------------------- */
+/* ---- docs/filters.md, "The language" 1: the shape examples ------------ */
 
 static void spec_functions_list_starts_at_main_and_ends_at_a_regex(void **state)
 {
