@@ -73,24 +73,19 @@ static const char *attr_string(Dwarf_Die *die, unsigned name)
 
 /* The compilation unit covering addr (a module address), in *buf. libdwfl
  * finds it through .debug_aranges, which clang does not write by default
- * (and libdw 0.188 does not make up): then each unit's own ranges are
- * asked, as addr2line does. *bias is set either way. */
-static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
+ * (and libdw 0.188 does not make up): then the units' own ranges are
+ * asked, as addr2line does (resolve_units.c). *bias is set either way. */
+static Dwarf_Die *cu_of(at_module *m, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
 {
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+    Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
     if (cu)
         return cu;
-    Dwarf *dw = dwfl_module_getdwarf(mod, bias);
+    Dwarf *dw = dwfl_module_getdwarf(m->mod, bias);
     if (!dw)
         return NULL;
-    Dwarf_Off off = 0, next;
-    size_t hsize;
-    while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
-        if (dwarf_offdie(dw, off + hsize, buf) && dwarf_haspc(buf, addr - *bias) == 1)
-            return buf;
-        off = next;
-    }
-    return NULL;
+    if (!m->units)
+        m->units = at_unitindex_build(dw);
+    return at_unitindex_find(m->units, addr - *bias, buf);
 }
 
 /* The line table's file and line for addr (frame 0's position). Line 0
@@ -164,11 +159,12 @@ static int concrete_scopes(Dwarf_Die *cu, Dwarf_Addr addr, Dwarf_Die **scopes)
     return n;
 }
 
-static size_t from_dwarf(Dwfl_Module *mod, Dwarf_Addr addr, at_demangler *dm, at_symframe **out)
+static size_t from_dwarf(at_module *m, Dwarf_Addr addr, at_demangler *dm, at_symframe **out)
 {
+    Dwfl_Module *mod = m->mod;
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_buf;
-    Dwarf_Die *cu = cu_of(mod, addr, &bias, &cu_buf);
+    Dwarf_Die *cu = cu_of(m, addr, &bias, &cu_buf);
     if (!cu)
         return 0;
     Dwarf_Die *scopes = NULL;
@@ -218,7 +214,7 @@ static size_t from_symtab(at_module *m, Dwarf_Addr addr, at_demangler *dm, at_sy
     f->function = function_name(name, dm);
     Dwarf_Addr bias = 0;
     Dwarf_Die cu_buf;
-    line_of(m->mod, addr, cu_of(m->mod, addr, &bias, &cu_buf), bias, f);
+    line_of(m->mod, addr, cu_of(m, addr, &bias, &cu_buf), bias, f);
     *out = f;
     return 1;
 }
@@ -229,7 +225,7 @@ size_t at_module_lookup(at_module *m, uint64_t addr, at_demangler *dm, at_symfra
     if (m->state != AT_MODULE_OK || !m->mod)
         return 0;
     m->looked_up = true;
-    size_t n = from_dwarf(m->mod, addr, dm, out);
+    size_t n = from_dwarf(m, addr, dm, out);
     if (n == 0)
         n = from_symtab(m, addr, dm, out);
     /* DWARF that names no function for frame 0 (no name attribute): the

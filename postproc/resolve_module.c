@@ -148,6 +148,7 @@ void at_module_open(at_module *m, const char *path, const char *build_id, const 
 void at_module_close(at_module *m)
 {
     at_symindex_free(m->syms);
+    at_unitindex_free(m->units);
     if (m->dwfl)
         dwfl_end(m->dwfl);
     free(m->path);

@@ -30,6 +30,14 @@ at_symindex *at_symindex_build(Dwfl_Module *mod);
 const char *at_symindex_find(const at_symindex *x, uint64_t addr);
 void at_symindex_free(at_symindex *x);
 
+/* A module's compilation units by address range (resolve_units.c), for
+ * modules without .debug_aranges. */
+typedef struct at_unitindex at_unitindex;
+at_unitindex *at_unitindex_build(Dwarf *dw);
+/* The unit whose ranges hold addr (a DWARF address), in *out, or NULL. */
+Dwarf_Die *at_unitindex_find(const at_unitindex *x, uint64_t addr, Dwarf_Die *out);
+void at_unitindex_free(at_unitindex *x);
+
 /* Where libdwfl will read a module's debug info from (resolve_debugsrc.c),
  * found before any DWARF is loaded. */
 typedef enum at_debug_kind {
@@ -71,6 +79,7 @@ typedef struct at_module {
     Dwfl_Module *mod;
     bool absolute;       /* ET_EXEC: trace addresses are the file's own */
     at_symindex *syms;   /* built on the first symbol-table lookup */
+    at_unitindex *units; /* built when libdwfl first finds no unit */
     /* What its answers depend on, for the resolver's disk cache: the file
      * opened (path, size, mtime, inode), its build id (read from it and
      * equal to the traced one) and its debug source; NULL when it must not

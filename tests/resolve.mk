@@ -6,7 +6,8 @@ RP := $(B)/tests/programs
 RESOLVE_PROGRAMS := $(RP)/libresolve_lib.so $(RP)/resolve_app_O0 $(RP)/resolve_app_O2 \
                     $(RP)/resolve_app_nopie $(RP)/resolve_app_stripped $(RP)/resolve_cxx \
                     $(RP)/resolve_app_symtab $(RP)/resolve_cxx_symtab $(RP)/resolve_app_debuglink \
-                    $(RP)/resolve_names_gcc $(RP)/resolve_names_clang $(RP)/resolve_line0
+                    $(RP)/resolve_names_gcc $(RP)/resolve_names_clang $(RP)/resolve_line0 \
+                    $(RP)/resolve_app_clang
 RESOLVE_PROG_FLAGS := -g -Wall -Wextra -Werror -D_GNU_SOURCE
 RESOLVE_LINK := -L$(RP) -lresolve_lib -Wl,-rpath,'$$ORIGIN'
 
@@ -50,6 +51,12 @@ $(RP)/resolve_names_gcc: tests/programs/resolve_names.cc
 $(RP)/resolve_names_clang: tests/programs/resolve_names.cc
 	@mkdir -p $(@D)
 	clang++ -std=gnu++17 $(RESOLVE_PROG_FLAGS) -O2 $< -o $@
+# clang -O2, the library's site in a second unit of the executable: no
+# .debug_aranges, two units to tell apart by their ranges.
+$(RP)/resolve_app_clang: tests/programs/resolve_app.c tests/programs/resolve_lib.c tests/programs/resolve_probe.h
+	@mkdir -p $(@D)
+	clang -std=gnu11 $(RESOLVE_PROG_FLAGS) -O2 -fPIE -pie tests/programs/resolve_app.c \
+	    tests/programs/resolve_lib.c -o $@
 # The call after the AT_LINE0 marker gets line 0 (tests/programs/line0.awk).
 $(RP)/resolve_line0: tests/programs/resolve_line0.c tests/programs/line0.awk
 	@mkdir -p $(@D)

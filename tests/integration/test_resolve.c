@@ -185,6 +185,25 @@ static void cxx_sites_are_demangled(void **state)
     free(exe);
 }
 
+/* clang writes no .debug_aranges: the units are found by their own
+ * ranges, the executable's two units told apart, the inline chain whole. */
+static void clang_program_without_aranges_resolves(void **state)
+{
+    (void)state;
+    char *exe = program("resolve_app_clang");
+    char *trace = trace_program(h_tmpdir(), exe);
+    h_result r = postproc("-r", NULL, NULL, trace);
+    assert_int_equal(r.status, 0);
+    assert_one_frame(r.out, site_text("alloc_direct()", APP_SRC, "direct", false));
+    assert_one_frame(r.out, site_text("inline_leaf()", APP_SRC, "inline_leaf", true));
+    assert_one_frame(r.out, site_text("inline_mid()", APP_SRC, "inline_mid", true));
+    assert_one_frame(r.out, site_text("outer_caller()", APP_SRC, "outer_caller", false));
+    assert_one_frame(r.out, site_text("resolve_lib_alloc()", LIB_SRC, "lib", false));
+    h_result_free(&r);
+    free(trace);
+    free(exe);
+}
+
 /* Inlined functions gcc gives no linkage name (static in a namespace, in
  * an anonymous namespace) are named from their scopes and parameter
  * types, as gdb names them; clang's linkage names give the same text. */
@@ -454,6 +473,7 @@ int main(void)
         cmocka_unit_test_teardown(O2_inline_chain_is_three_frames_of_one_address, teardown),
         cmocka_unit_test_teardown(non_pie_sites_resolve, teardown),
         cmocka_unit_test_teardown(cxx_sites_are_demangled, teardown),
+        cmocka_unit_test_teardown(clang_program_without_aranges_resolves, teardown),
         cmocka_unit_test_teardown(inlined_cxx_names_are_qualified_with_gcc, teardown),
         cmocka_unit_test_teardown(inlined_cxx_names_are_qualified_with_clang, teardown),
         cmocka_unit_test_teardown(inlined_cxx_names_match_gdb, teardown),
