@@ -369,6 +369,9 @@ static void parse_options(int argc, char **argv, options *o)
         o->input = argv[optind++];
     if (optind < argc)
         option_error("one input at most; extra argument '%s'", argv[optind]);
+    /* A trace is never typed in: waiting on a terminal would look like a hang. */
+    if (!o->input && !o->check_filters && isatty(0))
+        option_error("no INPUT given and standard input is a terminal%s (see --help)", "");
     if (o->sort != AT_SORT_NONE && !o->compress)
         option_error("%s needs -c/--compress", "--sort");
     if (!o->resolve && (o->resolve_opts.ndebug_dirs || o->resolve_opts.sysroot))

@@ -258,6 +258,21 @@ static void progress_shows_on_a_terminal_only(void **state)
     h_cleanup();
 }
 
+/* Without INPUT on a terminal the post-processor says so instead of
+ * waiting for a trace to be typed (script(1) gives it a terminal). */
+static void postproc_without_input_on_a_terminal_says_so(void **state)
+{
+    (void)state;
+    if (access("/usr/bin/script", X_OK) != 0)
+        skip();
+    h_result r = in_tmp("script -qec \"$R/" POSTPROC " -l\" /dev/null%s", "");
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.out, "alloctrace-postproc: no INPUT given and standard input is a terminal "
+                                  "(see --help)"));
+    h_result_free(&r);
+    h_cleanup();
+}
+
 /* The launcher's closing line gives a command that runs where the user is:
  * here, not installed, the build tree's post-processor. */
 static void analyse_command_runs_as_printed(void **state)
@@ -306,6 +321,7 @@ int main(void)
         cmocka_unit_test(postproc_exit_statuses_follow_the_readme),
         cmocka_unit_test(launcher_exit_statuses_follow_the_readme),
         cmocka_unit_test(progress_shows_on_a_terminal_only),
+        cmocka_unit_test(postproc_without_input_on_a_terminal_says_so),
         cmocka_unit_test(analyse_command_runs_as_printed),
         cmocka_unit_test(huge_trace_suggests_leaks_mode),
     };
