@@ -1,6 +1,7 @@
 /*
- * tests/integration/test_readme.c: README.md's five-minute tour runs as
- * printed. The test reads the tour's sh block from README.md itself, runs
+ * tests/integration/test_readme.c: README.md's five-minute tour, and the
+ * examples of docs/postproc.md, run as printed. The test reads the block
+ * from the document itself, runs
  * its commands in order in one shell (so `P=...` carries on), in a new
  * directory that links to the build tree's scripts/, postproc/, build/,
  * examples/, preload/ and share/ (so the traces it writes stay out of the
@@ -31,22 +32,22 @@ typedef struct tour_cmd {
     int nexpect;
 } tour_cmd;
 
-/* The lines of the ```sh block after "## A five-minute tour". */
-static char *tour_block(void)
+/* The lines of the first ``` block after `marker` in the file `doc`. */
+static char *doc_block(const char *doc, const char *marker)
 {
-    char *path = h_path("README.md");
-    char *readme = h_read_file(path, NULL);
+    char *path = h_path(doc);
+    char *text = h_read_file(path, NULL);
     free(path);
-    assert_non_null(readme);
-    char *sec = strstr(readme, "\n## A five-minute tour\n");
+    assert_non_null(text);
+    char *sec = strstr(text, marker);
     assert_non_null(sec);
-    char *start = strstr(sec, "\n```sh\n");
+    char *start = strstr(sec, "\n```");
     assert_non_null(start);
-    start += strlen("\n```sh\n");
+    start = strchr(start + 1, '\n') + 1;
     char *end = strstr(start, "\n```\n");
     assert_non_null(end);
     char *block = strndup(start, (size_t)(end - start) + 1);
-    free(readme);
+    free(text);
     return block;
 }
 
@@ -97,18 +98,18 @@ static void output_has_line(const tour_cmd *c, const char *output, const char *w
         free(g);
     }
     if (!found)
-        fail_msg("README tour: `%s` did not print\n  %s\ngot:\n%s", c->text, want, output);
+        fail_msg("`%s` did not print\n  %s\ngot:\n%s", c->text, want, output);
     free(copy);
     free(w);
 }
 
-static void tour_runs_as_printed(void **state)
+/* Runs the commands of a documentation block as described above. */
+static void block_runs_as_printed(const char *doc, const char *marker, size_t min_cmds)
 {
-    (void)state;
-    char *block = tour_block();
+    char *block = doc_block(doc, marker);
     tour_cmd cmds[MAX_CMDS];
     size_t n = parse_tour(block, cmds);
-    assert_true(n >= 8);
+    assert_true(n >= min_cmds);
 
     char *dir = h_tmpdir();
     /* One script: each command's output and status into files of its own. */
@@ -137,7 +138,7 @@ static void tour_runs_as_printed(void **state)
         for (char *p; (p = strstr(out, root));)
             memmove(p, p + strlen(root), strlen(p + strlen(root)) + 1);
         if (atoi(status) != cmds[i].status)
-            fail_msg("README tour: `%s` exited %d, expected %d:\n%s", cmds[i].text, atoi(status),
+            fail_msg("%s: `%s` exited %d, expected %d:\n%s", doc, cmds[i].text, atoi(status),
                      cmds[i].status, out);
         for (int k = 0; k < cmds[i].nexpect; k++)
             output_has_line(&cmds[i], out, cmds[i].expect[k]);
@@ -153,10 +154,24 @@ static void tour_runs_as_printed(void **state)
     h_cleanup();
 }
 
+static void tour_runs_as_printed(void **state)
+{
+    (void)state;
+    block_runs_as_printed("README.md", "\n## A five-minute tour\n", 8);
+}
+
+/* docs/postproc.md's examples, on the bundled example too. */
+static void postproc_examples_run_as_printed(void **state)
+{
+    (void)state;
+    block_runs_as_printed("docs/postproc.md", "\nFrom the top of a clone after `make`", 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tour_runs_as_printed),
+        cmocka_unit_test(postproc_examples_run_as_printed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
