@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_readme.c: README.md's five-minute tour, and the
- * examples of docs/postproc.md, run as printed. The test reads the block
+ * examples of docs/tracer.md and docs/postproc.md, run as printed. The test reads the block
  * from the document itself, runs
  * its commands in order in one shell (so `P=...` carries on), in a new
  * directory that links to the build tree's scripts/, postproc/, build/,
@@ -160,6 +160,13 @@ static void tour_runs_as_printed(void **state)
     block_runs_as_printed("README.md", "\n## A five-minute tour\n", 8);
 }
 
+/* docs/tracer.md's first examples: the launcher and a hand-set LD_PRELOAD. */
+static void tracer_examples_run_as_printed(void **state)
+{
+    (void)state;
+    block_runs_as_printed("docs/tracer.md", "\nsays where the trace is.\n", 3);
+}
+
 /* docs/postproc.md's examples, on the bundled example too. */
 static void postproc_examples_run_as_printed(void **state)
 {
@@ -171,6 +178,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tour_runs_as_printed),
+        cmocka_unit_test(tracer_examples_run_as_printed),
         cmocka_unit_test(postproc_examples_run_as_printed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
