@@ -357,7 +357,7 @@ static void test_launcher_finds_a_scripts_trace_by_pid(void **state)
     assert_int_equal(r.status, 0);
     assert_string_equal(r.out, "from the script\n");
     /* The trace is named for the interpreter, found by the pid. */
-    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.[a-z]+\\.[0-9]+\\.txt \\([0-9]+ events\\)$");
+    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.[a-z]+\\.[0-9]+\\.txt \\([0-9.]+ (bytes|kB), [0-9]+ events\\)$");
     assert_non_null(line);
     char name[256];
     assert_int_equal(sscanf(line, "alloctrace: trace: %255s", name), 1);
@@ -382,7 +382,7 @@ static void test_launcher_names_the_real_program_behind_a_shim(void **state)
                       "'%s/scripts/alloctrace' --follow-exec -- ./shim", dir, prog, h_root());
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt "
-                                          "\\([0-9]+ events\\)$"), 1);
+                                          "\\([0-9.]+ (bytes|kB), [0-9]+ events\\)$"), 1);
     assert_null(strstr(r.err, "note:"));
     h_result ls = h_sh("ls '%s'", dir);
     assert_int_equal(h_count_lines(ls.out, "^alloctrace\\.sh\\.[0-9]+\\.txt$"), 1);
