@@ -13,8 +13,10 @@
  *   built: the enclosing namespaces and classes of its declaration (found
  *   through DW_AT_abstract_origin and DW_AT_specification, then
  *   dwarf_getscopes_die), then the parameter types. Types are written as
- *   the demangler writes them (`char const*`, `unsigned long`), so a frame
- *   reads the same whether its name came from a linkage name or not.
+ *   the demangler writes them (`char const*`, `unsigned long`, typedefs
+ *   replaced by what they name, since a mangled name has no typedefs), so
+ *   a frame reads the same whether its name came from a linkage name, the
+ *   symbol table or neither.
  * - Not built for main and extern "C" functions (external, at namespace
  *   scope: the same in the source as in the symbol table), nor for C: those
  *   keep "name()".
@@ -156,7 +158,12 @@ static void put_type(buf *b, Dwarf_Die *type, int depth)
     case DW_TAG_base_type:
         put(b, base_name(dwarf_diename(type) ? dwarf_diename(type) : "?"));
         return;
-    case DW_TAG_typedef:
+    case DW_TAG_typedef: /* the type it names, as in the mangled name */
+        if (has_inner) {
+            put_type(b, &inner, depth + 1);
+            return;
+        }
+        /* fall through */
     case DW_TAG_structure_type:
     case DW_TAG_class_type:
     case DW_TAG_union_type:

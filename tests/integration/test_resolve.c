@@ -217,6 +217,7 @@ static void inlined_cxx_names_are_qualified(const char *exe_name)
     assert_one_frame(r.out, site_text("shop::basket::label(char const*, unsigned int)", NAMES_SRC, "label",
                                       true));
     assert_one_frame(r.out, site_text("shop::(anonymous namespace)::hidden(long)", NAMES_SRC, "hidden", true));
+    assert_one_frame(r.out, site_text("shop::sized(unsigned long)", NAMES_SRC, "sized", true));
     h_result_free(&r);
     free(trace);
     free(exe);

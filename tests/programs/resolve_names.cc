@@ -24,6 +24,12 @@ struct basket {
     }
 };
 
+// A typedef parameter reads as the type it names, as in a mangled name.
+static inline void *sized(size_t n)
+{
+    return malloc(n); /* @sized */
+}
+
 namespace {
 inline void *hidden(long n) { return malloc((size_t)n); /* @hidden */ }
 } // namespace
@@ -32,6 +38,7 @@ inline void *hidden(long n) { return malloc((size_t)n); /* @hidden */ }
 int *volatile keep_array;
 char *volatile keep_label;
 void *volatile keep_hidden;
+void *volatile keep_sized;
 
 int main(int argc, char **argv)
 {
@@ -39,5 +46,6 @@ int main(int argc, char **argv)
     keep_array = shop::make_array(argc + 3);
     keep_label = shop::basket::label("apples", 5u + (unsigned)argc);
     keep_hidden = shop::hidden(argc * 10);
+    keep_sized = shop::sized((size_t)argc * 12);
     return 0;
 }
