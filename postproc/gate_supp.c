@@ -18,6 +18,7 @@
  * (stack, size) of a process.
  */
 #include "gate_supp.h"
+#include "diag.h"
 #include "gate_supp_foreign.h"
 #include "xalloc.h"
 
@@ -98,7 +99,7 @@ static char *read_all(const char *path, size_t *len)
     size_t cap = 0;
     *len = 0;
     if (!f) {
-        fprintf(stderr, "%s: %s\n", path, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, path, strerror(errno));
         return NULL;
     }
     for (;;) {
@@ -112,7 +113,7 @@ static char *read_all(const char *path, size_t *len)
     bool bad = ferror(f);
     fclose(f);
     if (bad) {
-        fprintf(stderr, "%s: %s\n", path, strerror(EIO));
+        fprintf(stderr, "%s: %s: %s\n", at_program_name, path, strerror(EIO));
         free(text);
         return NULL;
     }
@@ -146,7 +147,7 @@ static int read_foreign(const char *path, const char *text, size_t len, at_supp_
     int rc = fmt == AT_SUPP_VALGRIND ? at_supp_read_valgrind(path, text, len, list, &err)
                                      : at_supp_read_lsan(path, text, len, list, &err);
     if (rc != 0) {
-        fprintf(stderr, "%s\n", err);
+        fprintf(stderr, "%s: %s\n", at_program_name, err);
         free(err);
     }
     return rc;

@@ -81,10 +81,10 @@ static void check_refuses_bad_values_before_the_program(void **state)
 {
     (void)state;
     const char *cases[][2] = {
-        { "--suppressions no.supp", "alloctrace: --suppressions no.supp: no such readable file\n" },
-        { "--baseline no.base", "alloctrace: --baseline no.base: no such readable file\n" },
-        { "--json no/dir/r.json", "alloctrace: --json no/dir/r.json: directory no/dir does not exist\n" },
-        { "--junit no/dir/r.xml", "alloctrace: --junit no/dir/r.xml: directory no/dir does not exist\n" },
+        { "--suppressions no.supp", "alloctrace: no.supp: No such file or directory\n" },
+        { "--baseline no.base", "alloctrace: no.base: No such file or directory\n" },
+        { "--json no/dir/r.json", "alloctrace: --json no/dir/r.json: cannot be written: No such file or directory\n" },
+        { "--junit no/dir/r.xml", "alloctrace: --junit no/dir/r.xml: cannot be written: No such file or directory\n" },
         { "--depth 300", "alloctrace: --depth 300: expected a number from 0 to 256\n" },
         { "--process '('", "alloctrace: --process: bad regular expression '('\n" },
     };
