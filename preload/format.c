@@ -192,7 +192,7 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     p += at_fmt_dec(p, (uint64_t)pid);
     p = PUTS(p, ", ");
     if (at_cfg.leaks_mode)
-        p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_LEAKS ", ");
+        p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_LEAKS "|" AT_FILTER_COMPRESS ", ");
     p = PUTS(p, AT_HDR_DEPTH "=");
     p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
     p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");
@@ -200,12 +200,24 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     return (size_t)(p - h);
 }
 
+/* Whether the line ending at p[j-1] opens or continues a call group:
+ * a call line or an argument line. (Only in the compressed form, which
+ * leaks mode writes at exit, is it followed by more than frames.) */
+static int in_group(const char *p, size_t j)
+{
+    size_t l = j - 1;
+    while (l > 0 && p[l - 1] != '\n')
+        l--;
+    return (p[l] >= '0' && p[l] <= '9') || (p[l] == '\t' && p[l + 1] == '$');
+}
+
 /* A unit ends at a line start that is not a frame or an argument line
- * (TAB) or the blank line that closes a record. */
+ * (TAB) or the blank line that closes a record, nor the next call line
+ * or summary line of a compressed group. */
 size_t at_unit_boundary(const char *p, size_t k, size_t n)
 {
     for (size_t j = k; j > 0; j--)
-        if (p[j - 1] == '\n' && (j == n || (p[j] != '\t' && p[j] != '\n')))
+        if (p[j - 1] == '\n' && (j == n || (p[j] != '\t' && p[j] != '\n' && !in_group(p, j))))
             return j;
     return 0;
 }

@@ -419,9 +419,205 @@ static void write_summary(size_t written, uint64_t bytes, int emergency)
     at_writer_direct(s, (size_t)(p - s), 0);
 }
 
+/* A block as its record's event; with its site's frames or without. */
+static struct at_event block_event(const struct at_live_block *b, int frames)
+{
+    const struct at_stack *st = b->stack;
+    return (struct at_event){
+        .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
+        .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
+        .frames = (void **)st->frames, .nframes = frames ? st->n : 0,
+    };
+}
+
+static void put_kind(const uint8_t *kind, size_t i)
+{
+    if (kind)
+        at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
+}
+
+/* static: a signal handler may run on a small alternate stack */
+static char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
+
+/* Every block a record of its own (a signal handler's way; at exit when
+ * there is no memory to group them). */
+static uint64_t write_plain(const struct at_live_block *all, size_t n, const uint8_t *kind,
+                            int emergency)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct at_event e = block_event(&all[i], 1);
+        put_kind(kind, i);
+        emit(i + 1, buf, at_format_body(buf, &e), emergency);
+        bytes += e.size;
+    }
+    return bytes;
+}
+
+/*
+ * At exit the blocks go out in the compressed form (TEXT_FORMAT.md): the
+ * blocks of one site and kind together, each its own call line, then the
+ * site's frames once. A site holding thousands of blocks (a cache, a
+ * tree) otherwise repeats its whole backtrace for each, and reading that
+ * back was most of the gate's time. Sites are interned, so a group is a
+ * (site pointer, kind) pair: one pass finds each block's group in a hash
+ * table of groups and links the block to the group's last one, so memory
+ * is a link per block and an entry per group, and the groups go out in
+ * the order of their first blocks.
+ */
+struct group {
+    const struct at_stack *stack;
+    size_t first, last;
+    uint64_t bytes;
+    uint8_t kind;
+};
+
+struct grouping {
+    struct group *groups;
+    size_t ngroups, cap;   /* cap: of both the groups and the table */
+    size_t *table;         /* group number + 1; 0: empty */
+    size_t *next;          /* per block: the next one in its group; n: none */
+};
+
+static size_t group_hash(const struct at_stack *st, uint8_t kind, size_t mask)
+{
+    return at_mix64((uintptr_t)st ^ (uint64_t)kind << 60) & mask;
+}
+
+/* The table holds at most half its slots. Returns -1 without memory. */
+static int groups_grow(struct grouping *g)
+{
+    size_t cap = g->cap ? g->cap * 2 : 1024;
+    struct group *groups = at_real.realloc(g->groups, cap / 2 * sizeof *groups);
+    if (!groups)
+        return -1;
+    g->groups = groups;
+    size_t *table = at_real.calloc(cap, sizeof *table);
+    if (!table)
+        return -1;
+    at_real.free(g->table);
+    g->table = table;
+    g->cap = cap;
+    for (size_t k = 0; k < g->ngroups; k++) {
+        size_t i = group_hash(groups[k].stack, groups[k].kind, cap - 1);
+        while (table[i])
+            i = (i + 1) & (cap - 1);
+        table[i] = k + 1;
+    }
+    return 0;
+}
+
+static int group_blocks(struct grouping *g, const struct at_live_block *all, size_t n,
+                        const uint8_t *kind)
+{
+    g->next = at_real.malloc(n * sizeof *g->next);
+    if (!g->next)
+        return -1;
+    for (size_t b = 0; b < n; b++) {
+        if ((g->ngroups + 1) * 2 > g->cap && groups_grow(g) != 0)
+            return -1;
+        uint8_t k = kind ? kind[b] : 0;
+        size_t mask = g->cap - 1, i = group_hash(all[b].stack, k, mask);
+        for (; g->table[i]; i = (i + 1) & mask) {
+            struct group *gr = &g->groups[g->table[i] - 1];
+            if (gr->stack == all[b].stack && gr->kind == k)
+                break;
+        }
+        if (!g->table[i]) {
+            g->table[i] = ++g->ngroups;
+            g->groups[g->ngroups - 1] = (struct group){ .stack = all[b].stack, .first = b, .kind = k };
+        } else {
+            g->next[g->groups[g->table[i] - 1].last] = b;
+        }
+        struct group *gr = &g->groups[g->table[i] - 1];
+        gr->last = b;
+        gr->bytes += block_size(&all[b]);
+        g->next[b] = n;
+    }
+    return 0;
+}
+
+/*
+ * A group goes out as one record text (at_commit_indexed under its first
+ * index: the others' numbers are in the text), so the writer never splits
+ * it between buffers and a cut trace (full disk, file size limit) ends
+ * between groups (format.c's at_unit_boundary knows them). For the same
+ * reason a group's text stays under GROUP_TEXT: outfd.c looks for that
+ * boundary in the last 4 KiB of the file. Longer groups are written as
+ * several, each with the frames: at ~60 blocks a piece they cost a few
+ * bytes a block.
+ */
+#define GROUP_TEXT 3072
+static char group_buf[GROUP_TEXT + 2 * AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 128];
+
+static char *put_lit(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define PUT_LIT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
+
+/* "# allocation summary: ...", the frames, the blank line. */
+static char *put_group_tail(char *p, const struct at_stack *st, size_t count, uint64_t bytes)
+{
+    p = PUT_LIT(p, AT_ALLOC_SUMMARY);
+    p += at_fmt_dec(p, count);
+    p = PUT_LIT(p, " block(s) with total size ");
+    p += at_fmt_dec(p, bytes);
+    *p++ = '\n';
+    for (int f = 0; f < st->n; f++) {
+        p = PUT_LIT(p, "\t0x");
+        p += at_fmt_hex(p, (uintptr_t)st->frames[f]);
+        *p++ = '\n';
+    }
+    *p++ = '\n';
+    return p;
+}
+
+/* The group's blocks from `b` on, as many as fit in one piece; returns
+ * the first block left (n: none). */
+static size_t write_piece(const struct grouping *g, const struct group *gr, size_t b,
+                          const struct at_live_block *all, size_t n, const uint8_t *kind)
+{
+    const struct at_stack *st = gr->stack;
+    size_t tail_room = 64 + (size_t)st->n * AT_FRAME_TEXT, count = 0;
+    uint64_t first = b + 1, bytes = 0;
+    char *p = group_buf;
+    put_kind(kind, b);
+    for (; b != n && (count == 0 || (size_t)(p - group_buf) + AT_HEAD_MAX + 24 + tail_room <=
+                                        GROUP_TEXT); b = g->next[b], count++) {
+        struct at_event e = block_event(&all[b], 0);
+        if (count) {
+            p += at_fmt_dec(p, b + 1);
+            p = PUT_LIT(p, ". ");
+        }
+        /* the body without frames ends in the blank line: left out */
+        p += at_format_body(p, &e) - 1;
+        bytes += e.size;
+    }
+    p = put_group_tail(p, st, count, bytes);
+    at_commit_indexed(first, group_buf, (size_t)(p - group_buf));
+    return b;
+}
+
+static void write_groups(const struct grouping *g, const struct at_live_block *all, size_t n,
+                         const uint8_t *kind)
+{
+    for (size_t k = 0; k < g->ngroups; k++)
+        for (size_t b = g->groups[k].first; b != n;)
+            b = write_piece(g, &g->groups[k], b, all, n, kind);
+}
+
+static void grouping_free(struct grouping *g)
+{
+    at_real.free(g->groups);
+    at_real.free(g->table);
+    at_real.free(g->next);
+}
+
 void at_live_write(int emergency)
 {
-    size_t n, written = 0, map_len;
+    size_t n, map_len;
     uint64_t bytes = 0;
     struct at_live_block *all = collect_all(&n, &map_len, emergency);
     if (emergency)
@@ -429,28 +625,22 @@ void at_live_write(int emergency)
     else if (n)
         qsort(all, n, sizeof *all, by_key);
     /* The scan reads /proc/self/maps and calls backtrace(), which a
-     * signal handler must not: blocks written from one carry no kind. */
+     * signal handler must not: blocks written from one carry no kind.
+     * Nor does it group them: that needs memory. */
     uint8_t *kind = emergency ? NULL : classify(all, n);
-    /* static: a signal handler may run on a small alternate stack */
-    static char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
-    for (size_t i = 0; i < n; i++) {
-        const struct at_live_block *b = &all[i];
-        const struct at_stack *st = b->stack;
-        struct at_event e = {
-            .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
-            .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
-            .frames = (void **)st->frames, .nframes = st->n,
-        };
-        if (kind)
-            at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
-        emit(i + 1, buf, at_format_body(buf, &e), emergency);
-        bytes += e.size;
-        written++;
+    struct grouping g = { 0 };
+    if (!emergency && n && group_blocks(&g, all, n, kind) == 0) {
+        write_groups(&g, all, n, kind);
+        for (size_t k = 0; k < g.ngroups; k++)
+            bytes += g.groups[k].bytes;
+    } else {
+        bytes = write_plain(all, n, kind, emergency);
     }
+    grouping_free(&g);
     if (all)
         munmap(all, map_len);
     at_real.free(kind);
-    write_summary(written, bytes, emergency);
+    write_summary(n, bytes, emergency);
 }
 
 void at_live_fork_prepare(void)

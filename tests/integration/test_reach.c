@@ -7,6 +7,7 @@
  * LEAK SUMMARY for the same program and arguments.
  */
 #include "harness.h"
+#include "test_tracer_trace.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -295,10 +296,12 @@ static void kind_lines_survive_postproc_and_group(void **state)
     h_result_free(&r);
     char *text = h_read_file(trace, NULL);
     assert_non_null(text);
-    /* chain=3: three 32-byte nodes, the last made (the head) definite. */
-    assert_int_equal(h_count_lines(text, "^## leak kind: indirect$"), 2);
+    /* chain=3: three 32-byte nodes, the last made (the head) definite.
+     * The trace is compressed: the line comes once a group (site, kind). */
+    assert_int_equal(h_count_lines(text, "^## leak kind: indirect$"), 1);
     assert_int_equal(h_count_lines(text, "^## leak kind: definite$"), 2);
     assert_non_null(strstr(text, "## leak kind: indirect\n1. malloc(32) = 0x"));
+    assert_non_null(h_find_line(text, "^2\\. malloc\\(32\\) = 0x"));
     assert_non_null(strstr(text, "## leak kind: definite\n3. malloc(32) = 0x"));
     free(text);
 
@@ -322,6 +325,61 @@ static void kind_lines_survive_postproc_and_group(void **state)
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "--leak-kinds: unknown kind in 'possibly'"));
     h_result_free(&r);
+    free(pp);
+    free(prog);
+    free(trace);
+}
+
+/* Many blocks of one site in a leaks trace: the frames once a group (by
+ * site and kind, cut into pieces of a few KiB), not once a block; read
+ * back, every block has its own index, size, kind and the site's frames. */
+static void a_sites_blocks_share_its_frames_and_read_back_one_by_one(void **state)
+{
+    (void)state;
+    char *trace = h_fmt("%s/t.txt", h_tmpdir());
+    char *prog = PROG("reach_kinds");
+    const char *argv[] = { prog, "sized=300", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", "ALLOCTRACE_TIMESTAMPS=0", NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+
+    /* 150 reachable and 150 definite blocks: a few groups, one frame list each */
+    struct t_trace t = t_load(trace);
+    assert_true(t.compressed);
+    assert_int_equal(t.n, 300);
+    assert_true(t.groups >= 2 && t.groups <= 8);
+    assert_int_equal(t.nframes, t.groups * (size_t)t.recs[0].nframes);
+    for (size_t i = 0; i < t.n; i++) {
+        assert_int_equal(t.recs[i].index, i + 1);
+        assert_int_equal(t.recs[i].size, i + 1);
+        assert_int_equal(t.recs[i].nframes, t.recs[0].nframes);
+        assert_memory_equal(t_frames(&t, &t.recs[i]), t_frames(&t, &t.recs[0]),
+                            (size_t)t.recs[0].nframes * sizeof(uint64_t));
+    }
+    assert_true(t.leak_summary);
+    assert_int_equal(t.leak_blocks, 300);
+    assert_int_equal(t.leak_bytes, 300 * 301 / 2);
+    char *text = h_read_file(trace, NULL);
+    assert_int_equal(h_count_lines(text, "^## leak kind: "), t.groups);
+    free(text);
+
+    /* plain again, in index order: each block its kind line, size, frames */
+    char *pp = h_path("postproc/alloctrace-postproc");
+    r = h_sh("'%s' '%s'", pp, trace);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.err, "");
+    assert_int_equal(h_count_lines(r.out, "^[0-9]+\\. malloc"), 300);
+    assert_int_equal(h_count_lines(r.out, "^\t0x"), 300 * t.recs[0].nframes);
+    for (int s = 1; s <= 300; s++) {
+        char *want = h_fmt("## leak kind: %s\n%d. malloc(%d) = 0x",
+                           s % 2 ? "definite" : "reachable", s, s);
+        if (!strstr(r.out, want))
+            fail_msg("no \"%s\" in the post-processor's output", want);
+        free(want);
+    }
+    h_result_free(&r);
+    t_free(&t);
     free(pp);
     free(prog);
     free(trace);
@@ -394,6 +452,7 @@ int main(void)
         T(foreign_allocator_leaves_blocks_unclassified),
         T(sort_lost_blocks_as_valgrind),
         T(kind_lines_survive_postproc_and_group),
+        T(a_sites_blocks_share_its_frames_and_read_back_one_by_one),
         T(gate_fails_on_the_chosen_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

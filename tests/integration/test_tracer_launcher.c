@@ -105,7 +105,7 @@ static void test_options_reach_the_tracer(void **state)
     char path[1024];
     assert_int_equal(sscanf(line, "alloctrace: trace: %1023s", path), 1);
     struct t_trace t = t_load(path);
-    assert_non_null(strstr(t.header, ", filter=leaks, backtrace depth=3, "));
+    assert_non_null(strstr(t.header, ", filter=leaks|compress, backtrace depth=3, "));
     assert_int_equal(t.n, 2);
     assert_false(t.recs[0].has_time);
     assert_true(t.recs[0].nframes <= 3);

@@ -5,6 +5,11 @@
  * TEXT_FORMAT.md independently of it). Every line must be a header,
  * registry, map, comment, call, argument, frame or the blank line ending a
  * frame list; anything else fails the parse with the line number.
+ * A trace in the compressed form (filter=...compress: leaks mode at exit)
+ * is read as groups (call lines, each with its arguments, an optional
+ * "# allocation summary" line, the shared frames), every call given the
+ * group's frames, and the records are then put back in index order, so a
+ * test sees the same records in either form.
  * Header-only: each test file includes it once.
  */
 #ifndef AT_TEST_TRACER_TRACE_H
@@ -45,6 +50,8 @@ struct t_trace {
     size_t nframes, frames_cap;
     struct t_map *maps;
     size_t nmaps;
+    int compressed;         /* the header's filter has "compress" */
+    size_t groups;          /* frame lists read (one per record unless compressed) */
     int leak_summary;       /* "# N block(s) leaked ..." seen */
     uint64_t leak_blocks, leak_bytes;
     int complete;           /* ended with a whole record (blank line) */
@@ -133,19 +140,46 @@ static inline int t_call(const char *s, struct t_rec *r)
 /* Parses text; returns 0 or -1 with t->error set. A trace cut after its
  * last whole record parses (complete stays 0 if the cut is mid-record and
  * the partial record is dropped). */
+static inline int t_by_index(const void *a, const void *b)
+{
+    const struct t_rec *x = a, *y = b;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* A compressed trace's records back in index order; each index once. */
+static inline int t_restore_order(struct t_trace *t)
+{
+    if (t->n)
+        qsort(t->recs, t->n, sizeof *t->recs, t_by_index);
+    for (size_t i = 1; i < t->n; i++)
+        if (t->recs[i].index == t->recs[i - 1].index)
+            return t_fail(t, 0, "an index given twice");
+    return 0;
+}
+
+/* The group's calls (from `first`) get its frames (from `frame0`). */
+static inline void t_close_group(struct t_trace *t, size_t first, size_t frame0)
+{
+    for (size_t i = first; i < t->n; i++) {
+        t->recs[i].first_frame = frame0;
+        t->recs[i].nframes = (int)(t->nframes - frame0);
+    }
+    t->groups++;
+}
+
 static inline int t_parse(const char *text, struct t_trace *t)
 {
     memset(t, 0, sizeof *t);
-    size_t lineno = 0;
-    int in_frames = 0;
+    size_t lineno = 0, group = 0, group_frame0 = 0;
+    int in_frames = 0, group_has_frames = 0;
     const char *p = text;
     while (*p) {
         const char *nl = strchr(p, '\n');
         if (!nl) {            /* a cut last line: the record it starts is dropped */
-            if (in_frames && t->n)
-                t->n--;
+            if (in_frames)
+                t->n = group;
             t->complete = 0;
-            return 0;
+            return t->compressed ? t_restore_order(t) : 0;
         }
         size_t len = (size_t)(nl - p);
         char line[8192];
@@ -161,10 +195,14 @@ static inline int t_parse(const char *text, struct t_trace *t)
             if (strncmp(line, "version=2.0, ", 13) != 0)
                 return t_fail(t, 1, "header does not start with version=2.0");
             t_copy(t->header, sizeof t->header, line, len);
+            const char *f = strstr(t->header, ", filter=");
+            const char *fe = f ? strchr(f + 9, ',') : NULL;
+            const char *c = f ? strstr(f, "compress") : NULL;
+            t->compressed = c && fe && c < fe;
             continue;
         }
         if (in_frames) {
-            if (line[0] == '\t' && line[1] == '$' && t->n && t->recs[t->n - 1].nframes == 0) {
+            if (line[0] == '\t' && line[1] == '$' && !group_has_frames) {
                 if (strncmp(line, "\t$alignment = ", 14) == 0)
                     t->recs[t->n - 1].alignment = strtoull(line + 14, NULL, 10);
                 continue;
@@ -179,11 +217,17 @@ static inline int t_parse(const char *text, struct t_trace *t)
                     t->frames = realloc(t->frames, t->frames_cap * sizeof *t->frames);
                 }
                 t->frames[t->nframes++] = a;
-                t->recs[t->n - 1].nframes++;
+                group_has_frames = 1;
                 continue;
             }
+            int more = t->compressed && !group_has_frames;
+            if (more && strncmp(line, "# allocation summary: ", 22) == 0)
+                continue;
+            if (more && line[0] >= '0' && line[0] <= '9')
+                goto call;   /* the next call of the group */
             if (line[0] != '\0')
                 return t_fail(t, lineno, "frame list not ended by a blank line");
+            t_close_group(t, group, group_frame0);
             in_frames = 0;
             t->complete = 1;
             continue;
@@ -222,6 +266,12 @@ static inline int t_parse(const char *text, struct t_trace *t)
                 t->leak_bytes = bytes;
             }
         } else if (line[0] >= '0' && line[0] <= '9') {
+        call:
+            if (!in_frames) {
+                group = t->n;
+                group_frame0 = t->nframes;
+                group_has_frames = 0;
+            }
             if (t->n == t->cap) {
                 t->cap = t->cap ? t->cap * 2 : 1024;
                 t->recs = realloc(t->recs, t->cap * sizeof *t->recs);
@@ -229,7 +279,7 @@ static inline int t_parse(const char *text, struct t_trace *t)
             struct t_rec *r = &t->recs[t->n];
             if (t_call(line, r) < 0)
                 return t_fail(t, lineno, "bad call line");
-            if (t->n && r->index <= t->recs[t->n - 1].index)
+            if (!t->compressed && t->n && r->index <= t->recs[t->n - 1].index)
                 return t_fail(t, lineno, "index not increasing");
             r->first_frame = t->nframes;
             t->n++;
@@ -239,10 +289,9 @@ static inline int t_parse(const char *text, struct t_trace *t)
             return t_fail(t, lineno, "unknown line");
         }
     }
-    if (in_frames && t->n) {   /* cut right after a frame line: drop the record */
-        t->n--;
-    }
-    return 0;
+    if (in_frames)   /* cut right after a frame line: drop the record (group) */
+        t->n = group;
+    return t->compressed ? t_restore_order(t) : 0;
 }
 
 /* Reads and parses a trace file, failing the test on error. */

@@ -16,7 +16,7 @@
  *              its buffer glibc's), the time zone
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
- *              the thread lost are not
+ *              the thread lost are not (and sized=N: see make_sized)
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
 #include <locale.h>
@@ -142,6 +142,27 @@ static __attribute__((noinline)) void make_exitthread(void)
     pthread_join(t, NULL);
 }
 
+/* sized=N: N blocks (N <= 1000) of 1, 2, ..., N bytes from one call site,
+ * the even-sized ones kept by a global array (reachable), the odd-sized
+ * ones lost (definite). (Added last: the tests name the lines above.) */
+static char *sized[1000];
+
+static __attribute__((noinline)) char *make_one_sized(size_t n)
+{
+    char *p = malloc(n);
+    memset(p, 's', n);
+    return p;
+}
+
+static __attribute__((noinline)) void make_sized(int n)
+{
+    for (int i = 1; i <= n && i <= 1000; i++) {
+        char *p = make_one_sized((size_t)i);
+        if (i % 2 == 0)
+            sized[i - 1] = p;
+    }
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -164,6 +185,8 @@ int main(int argc, char **argv)
             make_cycle();
         else if (strncmp(argv[i], "chain=", 6) == 0)
             make_chain(atoi(argv[i] + 6));
+        else if (strncmp(argv[i], "sized=", 6) == 0)
+            make_sized(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "thread") == 0)
             make_thread();
         else if (strcmp(argv[i], "libc") == 0)

@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_tracer_format.c: the tracer's text (preload/format.c),
  * alone: every hex length against printf, record bodies byte for byte,
- * and a header whose process name does not fit.
+ * a header whose process name does not fit, and where a cut may fall.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -132,11 +132,36 @@ static void a_header_with_a_name_too_long_stays_in_its_buffer(void **state)
         assert_int_equal(h[i], '#');
     h[n] = '\0';
     assert_non_null(strstr(h, "timestamp=2026.11.22 09:05:00, process=xxx_xxx"));
-    const char *tail = ", pid=4194304, filter=leaks, backtrace depth=256, origin=alloctrace ";
+    const char *tail = ", pid=4194304, filter=leaks|compress, backtrace depth=256, origin=alloctrace ";
     assert_non_null(strstr(h, tail));
     assert_non_null(strstr(h, ", \n<1> : memory (memory allocation in bytes)\n"));
     assert_int_equal(h[n - 1], '\n');
     free(h);
+}
+
+/* Leaks mode's compressed groups are one unit: a cut (full disk) goes
+ * before or after a group, never between its call lines, before its
+ * summary line or into its frames. */
+static void a_unit_boundary_never_falls_inside_a_compressed_group(void **state)
+{
+    (void)state;
+    const char text[] = "## leak kind: definite\n"
+                        "1. malloc(1) = 0x10\n"
+                        "2. memalign(2) = 0x20\n"
+                        "\t$alignment = 16\n"
+                        "3. malloc(3) = 0x30\n"
+                        "# allocation summary: 3 block(s) with total size 6\n"
+                        "\t0x1\n"
+                        "\n"
+                        "4. malloc(4) = 0x40\n"
+                        "\t0x1\n"
+                        "\n";
+    size_t n = sizeof text - 1;
+    size_t first = (size_t)(strstr(text, "1. ") - text), fourth = (size_t)(strstr(text, "4. ") - text);
+    for (size_t k = 0; k <= n; k++) {
+        size_t want = k == n ? n : k >= fourth ? fourth : k >= first ? first : 0;
+        assert_int_equal(at_unit_boundary(text, k, n), want);
+    }
 }
 
 int main(void)
@@ -148,6 +173,7 @@ int main(void)
         cmocka_unit_test(a_release_body_without_time_or_frames),
         cmocka_unit_test(a_body_of_the_deepest_stack_of_widest_frames_fits_its_room),
         cmocka_unit_test(a_header_with_a_name_too_long_stays_in_its_buffer),
+        cmocka_unit_test(a_unit_boundary_never_falls_inside_a_compressed_group),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
