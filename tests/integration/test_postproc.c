@@ -315,17 +315,27 @@ static void leaks_mode_trace_comes_back_and_pairs_to_itself(void **state)
     const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
     h_result t = h_trace(trace, argv, env);
     assert_int_equal(t.status, 0);
-    /* the tracer's leaks mode already wrote the leaks: unchanged by a plain
-     * run and by -l */
-    h_result r = h_sh("%s %s | cmp - %s && %s -l %s | cmp - %s", bin, trace, trace, bin, trace,
-                      trace);
+    /* the tracer's leaks mode already wrote the leaks (compressed, by site
+     * and kind): a plain run writes them plain, -l changes nothing, and the
+     * plain form reads back to itself */
+    h_result r = h_sh("%s %s > %s/plain && %s -l %s | cmp - %s/plain && %s %s/plain | cmp - %s/plain",
+                      bin, trace, dir, bin, trace, dir, bin, dir, dir);
     assert_int_equal(r.status, 0);
-    char *text = h_read_file(trace, NULL);
+    char *plain = h_fmt("%s/plain", dir);
+    char *text = h_read_file(plain, NULL);
+    assert_non_null(strstr(text, ", filter=leaks, "));
     int calls;
     uint64_t bytes;
     assert_int_equal(program_records(text, &calls, &bytes), 6);
     assert_int_equal(bytes, 2500);
     free(text);
+    text = h_read_file(trace, NULL);
+    assert_non_null(strstr(text, ", filter=leaks|compress, "));
+    assert_int_equal(program_records(text, &calls, &bytes), 3);   /* three sites */
+    assert_int_equal(calls, 6);
+    assert_int_equal(bytes, 2500);
+    free(text);
+    free(plain);
     h_result_free(&t);
     h_result_free(&r);
     free(trace);
