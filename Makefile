@@ -99,7 +99,7 @@ $(B)/tests/harness.o: tests/harness.c tests/harness.h
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CMOCKA_CFLAGS) -c $< -o $@
 $(B)/tests/integration/%: tests/integration/%.c $(B)/tests/harness.o tests/harness.h
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CMOCKA_CFLAGS) -Itests $< $(B)/tests/harness.o $(CMOCKA_LIBS) -lpthread -o $@
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(CMOCKA_CFLAGS) -Itests $< $(B)/tests/harness.o $(CMOCKA_LIBS) -lzstd -lpthread -o $@
 
 # A fuzz target's corpus is replayed in `make check` by the same target
 # linked with a small driver under ASan+UBSan (no clang needed there).

@@ -7,7 +7,10 @@
  *
  * Output path: ALLOCTRACE_OUTPUT, where "%p" becomes the pid and "%%" a
  * "%"; by default alloctrace.PROCESS.PID.txt in the working directory
- * (PROCESS: the program's base name). A forked child needs a name of its
+ * (PROCESS: the program's base name), with ".zst" added when the trace is
+ * compressed. ALLOCTRACE_COMPRESS=none|zstd; by default full mode
+ * compresses (its traces are large) and leaks mode does not (its traces
+ * are small and read by people). A forked child needs a name of its
  * own: a path with %p gets the child's pid, the default name too, and a
  * fixed path gets ".PID" appended.
  *
@@ -36,6 +39,7 @@ struct at_config at_cfg = {
     .follow_exec = 0,
     .leaks_mode = 0,
     .leak_kinds = 1,
+    .compress = -1,
 };
 
 static int bad(const char *name, const char *value, const char *want)
@@ -184,6 +188,20 @@ static int parse_mode(void)
     return 0;
 }
 
+static int parse_compress(void)
+{
+    const char *v = at_getenv(AT_ENV_COMPRESS);
+    if (!v || !*v)
+        at_cfg.compress = !at_cfg.leaks_mode;
+    else if (strcasecmp(v, "zstd") == 0)
+        at_cfg.compress = 1;
+    else if (strcasecmp(v, "none") == 0)
+        at_cfg.compress = 0;
+    else
+        return bad(AT_ENV_COMPRESS, v, "expected none or zstd");
+    return 0;
+}
+
 static int parse_output(void)
 {
     const char *v = at_getenv(AT_ENV_OUTPUT);
@@ -208,7 +226,8 @@ int at_config_load(void)
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
-        parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode())
+        parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode() ||
+        parse_compress())
         return -1;
     return 0;
 }
@@ -231,7 +250,7 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
         p = add(p, end, argv0_base());
         p = add(p, end, ".");
         p = add(p, end, num);
-        p = add(p, end, ".txt");
+        p = add(p, end, at_cfg.compress ? ".txt.zst" : ".txt");
         *p = '\0';
         return;
     }

@@ -438,6 +438,8 @@ __attribute__((constructor)) static void at_init(void)
     int saved = at_guard;
     at_guard = 1;
     edit_environment();
+    if (at_state == AT_STATE_ACTIVE)
+        at_writer_start_thread();
     at_guard = saved;
     errno = e;
 }

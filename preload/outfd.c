@@ -37,6 +37,11 @@
  *   fit, the last records make room for it (read back: the descriptor is
  *   opened for reading too). A signal that ends the program gets its cut
  *   line the same way (at_outfd_cut).
+ * - A compressed trace (zframe.c) is written one zstd frame per write, and
+ *   there a frame is the unit: a write that fails or would pass the limit
+ *   is taken back whole (the chunk is lost, never half a frame kept), the
+ *   cut line is a frame of its own, and room for it is made by dropping
+ *   the last frame written.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +49,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,6 +64,10 @@ static dev_t out_dev;
 static ino_t out_ino;
 static char out_path[PATH_MAX];
 static int transient;   /* no descriptor kept: open per write */
+static int framed;      /* zstd frames: see the top comment */
+static char *zbuf;      /* one encoded chunk */
+#define ZCHUNK (1u << 20)   /* text per frame, at most */
+static off_t last_start;    /* where the last frame written begins */
 /* Held while writing and while moving the descriptor. Recursive: a
  * signal handler may dup2 or flush on a thread that is writing. */
 static pthread_mutex_t fd_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
@@ -114,8 +124,28 @@ static int open_for_write(void)
     return fd;
 }
 
-int at_outfd_create(const char *path, int numbered)
+/* Sets up frames (zframe.c) for a compressed trace; -1 when out of memory. */
+static int setup_frames(int compress)
 {
+    framed = compress;
+    last_start = 0;
+    if (!compress || zbuf)
+        return 0;
+    at_zframe_init();   /* without a context: raw frames */
+    void *m = mmap(NULL, at_zframe_bound(ZCHUNK), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    zbuf = m;
+    return 0;
+}
+
+int at_outfd_create(const char *path, int numbered, int compress)
+{
+    if (setup_frames(compress) < 0) {
+        at_warn(path, ": cannot map the compression buffer, running untraced: ", strerror(errno));
+        return -1;
+    }
     size_t plen = strlen(path);
     if (plen >= sizeof out_path) {
         errno = ENAMETOOLONG;
@@ -177,6 +207,7 @@ static int kept_fd(void)
 
 static int cut;          /* the cut line is written: nothing more */
 #define CUT_ROOM 128     /* room kept for the cut line */
+#define ROOM (CUT_ROOM + (framed ? 16 : 0))   /* ... and its frame */
 
 static const char *errno_reason(int e)
 {
@@ -202,6 +233,8 @@ static size_t room_under_limit(off_t size)
  * a record boundary at least CUT_ROOM bytes before its end. */
 static int drop_last_units(int fd, off_t size)
 {
+    if (framed)
+        return last_start < size && ftruncate(fd, last_start) == 0;
     char tail[4096];
     off_t from = size > (off_t)sizeof tail ? size - (off_t)sizeof tail : 0;
     ssize_t got = pread(fd, tail, sizeof tail, from);
@@ -222,9 +255,13 @@ static void put_cut_line(int fd, const char *reason, const char *detail, int war
         for (const char *q = parts[i]; *q && n < sizeof line - 1; q++)
             line[n++] = *q;
     line[n++] = '\n';
+    char frame[CUT_ROOM + 16];
+    if (framed)
+        n = at_zframe_raw(frame, line, n);
+    const char *out = framed ? frame : line;
     for (int attempt = 0; fd >= 0 && attempt < 2; attempt++) {
         struct stat st;
-        if (fstat(fd, &st) != 0 || write(fd, line, n) == (ssize_t)n)
+        if (fstat(fd, &st) != 0 || write(fd, out, n) == (ssize_t)n)
             break;
         (void)!ftruncate(fd, st.st_size);   /* no half line */
         if (attempt == 0 && !drop_last_units(fd, st.st_size))
@@ -244,8 +281,8 @@ static int write_or_cut(int fd, int kept, const char *p, size_t n)
     struct stat st;
     off_t start = fstat(fd, &st) == 0 ? st.st_size : 0;
     size_t room = room_under_limit(start), take = n, done = 0;
-    if (room < n + CUT_ROOM)
-        take = at_unit_boundary(p, room > CUT_ROOM ? room - CUT_ROOM : 0, n);
+    if (room < n + ROOM)
+        take = framed ? 0 : at_unit_boundary(p, room > CUT_ROOM ? room - CUT_ROOM : 0, n);
     while (done < take) {
         if (kept && (fd = atomic_load(&out_fd)) < 0)
             return -1;
@@ -254,7 +291,7 @@ static int write_or_cut(int fd, int kept, const char *p, size_t n)
             continue;
         if (w <= 0) {
             /* Back to a boundary, with room freed for the cut line. */
-            size_t keep = at_unit_boundary(p, done > CUT_ROOM ? done - CUT_ROOM : 0, n);
+            size_t keep = framed ? 0 : at_unit_boundary(p, done > CUT_ROOM ? done - CUT_ROOM : 0, n);
             const char *why = errno_reason(w < 0 ? errno : ENOSPC);
             if (keep < done && ftruncate(fd, start + (off_t)keep) != 0)
                 fd = -1;   /* no cut line glued to a cut record */
@@ -263,10 +300,42 @@ static int write_or_cut(int fd, int kept, const char *p, size_t n)
         }
         done += (size_t)w;
     }
-    if (take == n)
+    if (take == n) {
+        last_start = start;
         return 0;
+    }
     put_cut_line(fd, "the file size limit (RLIMIT_FSIZE) is reached", "", 1);
     return -1;
+}
+
+/* Text in frames of at most ZCHUNK bytes, each ending with a whole unit
+ * where there is one. Near the file size limit a frame holds the whole
+ * units that fit (halved until they do), and the cut line follows. */
+static int write_frames(int fd, int kept, const char *p, size_t n)
+{
+    while (n > 0) {
+        size_t k = n;
+        if (k > ZCHUNK) {
+            k = at_unit_boundary(p, ZCHUNK, n);
+            if (k == 0)
+                k = ZCHUNK;
+        }
+        struct stat st;
+        size_t room = room_under_limit(fstat(fd, &st) == 0 ? st.st_size : 0), all = k;
+        size_t z = at_zframe_encode(zbuf, at_zframe_bound(ZCHUNK), p, k);
+        while (z + ROOM > room && k > 0) {
+            k = at_unit_boundary(p, k / 2, all);
+            z = k ? at_zframe_encode(zbuf, at_zframe_bound(ZCHUNK), p, k) : 0;
+        }
+        if ((k > 0 && write_or_cut(fd, kept, zbuf, z) < 0) || k < all) {
+            if (!cut)
+                put_cut_line(fd, "the file size limit (RLIMIT_FSIZE) is reached", "", 1);
+            return -1;
+        }
+        p += k;
+        n -= k;
+    }
+    return 0;
 }
 
 int at_outfd_write(const char *p, size_t n)
@@ -282,7 +351,9 @@ int at_outfd_write(const char *p, size_t n)
         at_warn(out_path, ": cannot open the trace to write it, records are lost: ",
                 strerror(errno));
     }
-    int rc = fd < 0 || cut ? -1 : write_or_cut(fd, kept, p, n);
+    int rc = fd < 0 || cut ? -1
+             : framed ? write_frames(fd, kept, p, n)
+                      : write_or_cut(fd, kept, p, n);
     if (fd >= 0 && !kept)
         __close(fd);
     pthread_mutex_unlock(&fd_lock);
@@ -323,6 +394,7 @@ void at_outfd_fork_child(void)
         __close(fd);
     out_path[0] = '\0';
     transient = 0;
+    at_zframe_fork_child();
 }
 
 /* ---- the close family -------------------------------------------------- */

@@ -3,7 +3,8 @@
 # -fvisibility=hidden plus a version script: only the interposed functions
 # and the at_* API are exported. libunwind is not linked (unwind.c loads it
 # with dlopen RTLD_LOCAL so it never enters the global symbol scope); only
-# its headers come from pkg-config. The allocation builtins are off so the
+# its headers come from pkg-config. libzstd is linked (zframe.c: it never
+# allocates through the hooks). The allocation builtins are off so the
 # compiler cannot turn our own code into calls of the hooks.
 PRODUCTS += preload/liballoctrace.so
 
@@ -19,4 +20,4 @@ $(B)/preload/%.o: preload/%.c preload/tracer.h include/alloctrace/format.h
 
 preload/liballoctrace.so: $(PRELOAD_OBJS) preload/exports.map
 	$(CC) -shared $(CFLAGS) -Wl,--version-script=preload/exports.map -Wl,-z,now \
-	    $(PRELOAD_OBJS) -ldl -lpthread -o $@
+	    $(PRELOAD_OBJS) -lzstd -ldl -lpthread -o $@

@@ -43,6 +43,7 @@ struct at_config {
     int follow_exec;
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
+    int compress;           /* zstd frames (zframe.c); -1 until read */
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -209,11 +210,14 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+/* From the constructor: starts the thread that compresses and writes
+ * (full mode; writer.c). */
+void at_writer_start_thread(void) AT_HIDDEN;
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
  * gets ".N"). Returns -1 with one line on stderr. */
-int at_outfd_create(const char *path, int numbered) AT_HIDDEN;
+int at_outfd_create(const char *path, int numbered, int compress) AT_HIDDEN;
 /* Appends n bytes (whole records) to the trace; -1 when they could not
  * all be written: then the trace is cut (see outfd.c) and tracing off. */
 int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
@@ -237,6 +241,17 @@ int at_clock_tsc(void) AT_HIDDEN;
 uint64_t at_order_key(void) AT_HIDDEN;
 /* The local time of a TSC key, microseconds (at exit: one rate for the run). */
 uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
+
+/* ---- zframe.c (zstd frames, libzstd on mmap'd memory) ----------------- */
+int at_zframe_init(void) AT_HIDDEN;   /* -1: raw frames only */
+/* Room the frame of n bytes of text may take. */
+size_t at_zframe_bound(size_t n) AT_HIDDEN;
+/* One frame of src[0..n) into dst (at_zframe_bound(n) bytes); returns its
+ * length. Compressed when the context is free, else raw. */
+size_t at_zframe_encode(void *dst, size_t cap, const void *src, size_t n) AT_HIDDEN;
+/* The bytes as they are in a frame (async-signal-safe). */
+size_t at_zframe_raw(void *dst, const void *src, size_t n) AT_HIDDEN;
+void at_zframe_fork_child(void) AT_HIDDEN;
 
 /* ---- tzoffset.c --------------------------------------------------------- */
 /* Seconds east of UTC of local time at t, read from TZ or /etc/localtime

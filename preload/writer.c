@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +83,7 @@ static void write_out(const char *p, size_t n)
         return;
     if (open_pending) {
         open_pending = 0;
-        if (at_outfd_create(out_path, at_cfg.follow_exec) < 0) {
+        if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0) {
             at_state = AT_STATE_OFF;
             return;
         }
@@ -195,10 +196,156 @@ static void write_buffer(int b, size_t n)
     write_all(bufs[b], n);
 }
 
+/* ---- the writer thread (full mode) ------------------------------------ */
+
+/*
+ * In full mode a full buffer is handed to a thread of the tracer's own,
+ * which waits until it is complete, compresses it into one zstd frame
+ * (outfd.c, zframe.c) and writes it, while the program's threads fill the
+ * other buffer: compressing costs 0.5-1.5 ms per MiB and a write(2) of a
+ * MiB to disk about as much, which no allocation should wait for. (Leaks
+ * mode writes at exit only and has no thread.) The hand-off is `pending` (1 + the buffer) under wr_lock, which
+ * the writer thread holds while it writes, so that every other write
+ * (flushes at exit, exec, fork, signals) still happens under wr_lock and
+ * writes a pending buffer first: file order stays buffer order. A thread
+ * that fills a buffer while the previous one is still pending waits: with
+ * no spare core the program is slowed down to the writer's pace rather
+ * than the trace growing without bound. Every 100 ms the writer thread
+ * also hands itself the current buffer when it holds anything, so a
+ * SIGKILL loses at most the records of the last 100 ms or the last MiB,
+ * plus the chunk being written at that moment.
+ *
+ * The thread is started by the constructor (no lock of the program is
+ * held there; a thread cannot be created from a preinit allocation), and
+ * by a forked child at its first record, since threads do not survive
+ * fork. It blocks every signal, so the program's handlers never run on
+ * it, and records nothing (at_guard).
+ */
+#define AGE_NS 100000000L
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;   /* pending set */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;   /* pending cleared */
+static int pending;          /* 1 + the buffer handed to the writer thread */
+static size_t pending_n;
+static int threaded;         /* the writer thread runs in this process */
+static atomic_int thread_state;   /* 0 not wanted, 1 to start, 2 started or failed */
+static int threads_allowed;  /* the constructor has run */
+
+static void write_buffer(int b, size_t n);
+
+/* wr_lock held: writes the buffer handed off, if any. */
+static void drain_pending(void)
+{
+    if (!pending)
+        return;
+    write_buffer(pending - 1, pending_n);
+    pending = 0;
+    pthread_cond_broadcast(&done_cv);
+}
+
+/* ev_lock and wr_lock held: hands the current buffer to the thread.
+ * Returns with wr_lock released. */
+static void hand_off(void)
+{
+    while (pending)
+        pthread_cond_wait(&done_cv, &wr_lock);
+    pending = cur + 1;
+    pending_n = buf_len;
+    cur ^= 1;
+    buf_len = 0;
+    pthread_cond_signal(&work_cv);
+    pthread_mutex_unlock(&wr_lock);
+}
+
+static void swap_and_write(void);
+
+/* The current buffer, when it holds anything, goes to the writer. */
+static void age_flush(void)
+{
+    lock_ev();
+    if (!sealed && buf_len && !(open_pending && records == 0))
+        swap_and_write();
+    unlock_ev();
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    at_guard = 1;
+    pthread_mutex_lock(&wr_lock);
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += AGE_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_nsec -= 1000000000L;
+            until.tv_sec++;
+        }
+        while (!pending && pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
+            ;
+        if (pending) {
+            drain_pending();
+            continue;
+        }
+        pthread_mutex_unlock(&wr_lock);   /* ev_lock comes first */
+        age_flush();
+        pthread_mutex_lock(&wr_lock);
+    }
+    return NULL;
+}
+
+static void start_thread(void)
+{
+    int expected = 1;
+    if (getpid() != out_pid || !atomic_compare_exchange_strong(&thread_state, &expected, 2))
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&work_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int saved = at_guard;
+    at_guard = 1;
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, writer_main, NULL);
+    at_guard = saved;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) {
+        at_warn("cannot start the trace writer thread, compressing on the program's threads: ",
+                strerror(rc), "");
+        return;
+    }
+    pthread_setname_np(t, "alloctrace-wr");
+    pthread_mutex_lock(&wr_lock);
+    threaded = 1;
+    pthread_mutex_unlock(&wr_lock);
+}
+
+void at_writer_start_thread(void)
+{
+    threads_allowed = 1;
+    if (bufs[0] && !at_cfg.leaks_mode && atomic_load(&thread_state) == 0)
+        atomic_store(&thread_state, 1);
+    if (atomic_load(&thread_state) == 1)
+        start_thread();
+}
+
 /* ev_lock held on entry and on return; see the top comment. */
 static void swap_and_write(void)
 {
     pthread_mutex_lock(&wr_lock);
+    if (threaded && !unbuffered) {
+        hand_off();
+        return;
+    }
+    drain_pending();
     int full = cur;
     size_t n = buf_len;
     cur ^= 1;
@@ -219,6 +366,7 @@ static void reserve(size_t need)
 static void write_held(void)
 {
     pthread_mutex_lock(&wr_lock);
+    drain_pending();
     write_buffer(cur, buf_len);
     buf_len = 0;
     pthread_mutex_unlock(&wr_lock);
@@ -255,6 +403,8 @@ static void append_locked(uint64_t idx, const char *body, size_t len)
 
 void at_commit(const char *body, size_t len, uint64_t time_us)
 {
+    if (__builtin_expect(atomic_load_explicit(&thread_state, memory_order_relaxed) == 1, 0))
+        start_thread();   /* a forked child's */
     struct slot *sl = my_slot;
     if (__builtin_expect(!sl, 0) && !slot_off)
         sl = claim_slot();
@@ -438,7 +588,7 @@ int at_writer_open(pid_t pid, int child)
         open_pending = 1;   /* no file for a child that only execs or exits */
     } else {
         open_pending = 0;
-        if (at_outfd_create(out_path, at_cfg.follow_exec) < 0)
+        if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0)
             return -1;
     }
     write_header(pid, child);
@@ -533,6 +683,23 @@ static int try_lock_bounded(pthread_mutex_t *m, uint64_t limit_us)
     }
 }
 
+/* Waits, bounded, until no reservation in buffer `b` but `me`'s is
+ * being copied; 0 when one never ends. */
+static int wait_bounded(int b, const struct slot *me)
+{
+    for (size_t i = 0; slots && i < NSLOTS; i++) {
+        if (&slots[i] == me)
+            continue;
+        int k = 0;
+        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
+               ++k < 100000)
+            __builtin_ia32_pause();
+        if (k == 100000)
+            return 0;
+    }
+    return 1;
+}
+
 /*
  * Writes what is buffered and whole, from a handler of a signal that ends
  * the process (or _exit called from one). The locks it gets are kept and
@@ -552,6 +719,13 @@ void at_writer_emergency_flush(void)
     sealed = 1;
     if (open_pending && records == 0)
         return;
+    if (pending) {   /* handed off, not written: before the current one */
+        int p = pending - 1;
+        pending = 0;
+        if (!wait_bounded(p, NULL))
+            return;
+        write_out(bufs[p], pending_n);
+    }
     int b = cur;
     size_t n = buf_len, own = 0, own_off = 0;
     struct slot *me = my_slot;
@@ -559,16 +733,8 @@ void at_writer_emergency_flush(void)
         own = me->len;
         own_off = me->off;
     }
-    for (size_t i = 0; slots && i < NSLOTS; i++) {
-        if (&slots[i] == me)
-            continue;
-        int k = 0;
-        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
-               ++k < 100000)
-            __builtin_ia32_pause();
-        if (k == 100000)
-            return;   /* a copy that never ends: write nothing torn */
-    }
+    if (!wait_bounded(b, me))
+        return;   /* a copy that never ends: write nothing torn */
     if (own) {
         write_out(bufs[b], own_off);
         write_out(bufs[b] + own_off + own, n - own_off - own);
@@ -640,8 +806,17 @@ void at_writer_fork_child(void)
 {
     pthread_mutex_t fresh_ev = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
     pthread_mutex_t fresh_wr = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t fresh_cv = PTHREAD_COND_INITIALIZER;
     ev_lock = fresh_ev;
     wr_lock = fresh_wr;
+    /* No writer thread here: a new one at the first record. The chunk
+     * it may have been handed is the parent's to write. */
+    work_cv = fresh_cv;
+    done_cv = fresh_cv;
+    pending = 0;
+    threaded = 0;
+    if (atomic_load(&thread_state))
+        atomic_store(&thread_state, threads_allowed && !at_cfg.leaks_mode ? 1 : 0);
     holds_ev = 0;
     buf_len = 0;
     records = 0;

@@ -47,7 +47,8 @@ h_result h_trace(const char *trace_path, const char *const argv[], const char *c
 
 void h_result_free(h_result *r);
 
-/* The whole file, NUL-terminated (NULL if it cannot be read). */
+/* The whole file, NUL-terminated (NULL if it cannot be read); a file of
+ * zstd frames (a compressed trace) is given decompressed. */
 char *h_read_file(const char *path, size_t *len);
 
 /* Number of lines of `text` that match the POSIX extended regex `re`. */

@@ -88,5 +88,6 @@
 #define AT_ENV_FOLLOW_EXEC "ALLOCTRACE_FOLLOW_EXEC"
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
+#define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
 
 #endif

@@ -352,15 +352,24 @@ static void test_fork_child_that_allocates_nothing_leaves_no_file(void **state)
     }
 }
 
+/* A limit the trace of 20000 blocks passes: 24 bytes in 25 of them
+ * compress, so a compressed trace gets a tenth of the plain one's. */
+static const char *size_limit(const char *mode)
+{
+    return t_zstd(mode) ? "20000" : "200000";
+}
+
 /* `ulimit -f` set by the program itself: its own run is untouched (no
  * SIGXFSZ), the trace ends whole within the limit with the cut line, the
  * tracer says so in one line, the launcher warns and the gate cannot
- * judge. */
+ * judge. A compressed trace ends with the last frame that fits (its
+ * records halved until they do) and the cut line in a frame of its own. */
 static void test_file_size_limit_cuts_the_trace_and_the_program_runs_on(void **state)
 {
     (void)state;
     for (size_t m = 0; m < 2; m++) {
-        const char *args[] = { "many", "20000", "200000", NULL };
+        const char *args[] = { "many", "20000", size_limit(modes[m]), NULL };
+        off_t limit = atol(args[2]);
         struct both b = run_both(modes[m], args);
         assert_int_equal(b.traced.status, b.plain.status);
         assert_int_equal(b.traced.status, 0);
@@ -370,7 +379,7 @@ static void test_file_size_limit_cuts_the_trace_and_the_program_runs_on(void **s
         assert_string_equal(b.traced.err, warn);
         struct stat st;
         assert_int_equal(stat(b.trace, &st), 0);
-        assert_true(st.st_size <= 200000 && st.st_size > 150000);
+        assert_true(st.st_size <= limit && st.st_size > limit / 4 * 3 - (t_zstd(modes[m]) ? limit / 2 : 0));
         struct t_trace t = t_load(b.trace);
         assert_string_equal(t.cut, "the file size limit (RLIMIT_FSIZE) is reached");
         assert_true(t.n > 100);
@@ -386,7 +395,7 @@ static void test_launcher_warns_and_gate_cannot_judge_a_cut_trace(void **state)
     (void)state;
     char *dir = h_tmpdir();
     char *launcher = h_path("scripts/alloctrace"), *prog = h_path(PROG);
-    h_result r = h_sh("cd %s && %s -o t.txt %s many 20000 200000", dir, launcher, prog);
+    h_result r = h_sh("cd %s && %s -o t.txt %s many 20000 %s", dir, launcher, prog, size_limit("full"));
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.err, "^alloctrace: warning: the trace was cut \\(the file "
                                           "size limit \\(RLIMIT_FSIZE\\) is reached\\): it is "
@@ -446,9 +455,11 @@ static void test_full_disk_cuts_the_trace_and_the_program_runs_on(void **state)
         skip();
     }
     char *prog = h_path(PROG);
-    const char *argv[] = { prog, "many", "50000", NULL };
-    h_result plain = h_run(argv, NULL, NULL), traced[2];
+    h_result plain[2], traced[2];
     for (size_t m = 0; m < 2; m++) {
+        /* Enough to fill 1 MiB, compressed too. */
+        const char *argv[] = { prog, "many", t_zstd(modes[m]) ? "600000" : "50000", NULL };
+        plain[m] = h_run(argv, NULL, NULL);
         char *trace = h_fmt("%s/trace.txt", mnt), *mode = h_fmt("ALLOCTRACE_MODE=%s", modes[m]);
         const char *env[] = { mode, NULL };
         traced[m] = h_trace(trace, argv, env);
@@ -462,8 +473,8 @@ static void test_full_disk_cuts_the_trace_and_the_program_runs_on(void **state)
     assert_int_equal(r.status, 0);
     h_result_free(&r);
     for (size_t m = 0; m < 2; m++) {
-        assert_int_equal(traced[m].status, plain.status);
-        assert_string_equal(traced[m].out, plain.out);
+        assert_int_equal(traced[m].status, plain[m].status);
+        assert_string_equal(traced[m].out, plain[m].out);
         assert_non_null(strstr(traced[m].err, ": trace cut, the program runs on untraced: no "
                                               "space left on device\n"));
         char *trace = h_fmt("%s/trace.%s.txt", dir, modes[m]);
@@ -473,9 +484,9 @@ static void test_full_disk_cuts_the_trace_and_the_program_runs_on(void **state)
         t_free(&t);
         postproc_accepts(trace, "no space left on device");
         h_result_free(&traced[m]);
+        h_result_free(&plain[m]);
         free(trace);
     }
-    h_result_free(&plain);
     free(prog);
     free(mnt);
     h_cleanup();
@@ -524,7 +535,14 @@ static void test_trace_cut_at_a_4k_boundary_reads_to_its_last_whole_record(void 
 {
     (void)state;
     const char *args[] = { "many", "3000", NULL };
+    char *was = getenv("ALLOCTRACE_COMPRESS") ? strdup(getenv("ALLOCTRACE_COMPRESS")) : NULL;
+    setenv("ALLOCTRACE_COMPRESS", "none", 1);   /* a plain file's pages */
     struct both b = run_both("full", args);
+    if (was)
+        setenv("ALLOCTRACE_COMPRESS", was, 1);
+    else
+        unsetenv("ALLOCTRACE_COMPRESS");
+    free(was);
     assert_int_equal(b.traced.status, 0);
     struct stat st;
     assert_int_equal(stat(b.trace, &st), 0);
@@ -545,6 +563,44 @@ static void test_trace_cut_at_a_4k_boundary_reads_to_its_last_whole_record(void 
     h_result_free(&r);
     r = h_sh("%s --strict %s 2>&1 >/dev/null; echo \"status $?\"", pp, b.trace);
     assert_int_equal(h_count_lines(r.out, "^.*trace\\.txt:[0-9]+: warning: truncated last"), 1);
+    assert_int_equal(h_count_lines(r.out, "^status 0$"), 1);
+    h_result_free(&r);
+    free(pp);
+    free(text);
+    both_free(&b);
+}
+
+/* A compressed trace cut inside a frame (a SIGKILL during a write): the
+ * post-processor reads the frames before the cut and what the cut frame's
+ * whole blocks hold, up to the last whole record, with one warning. */
+static void test_compressed_trace_cut_inside_a_frame_reads_to_its_last_whole_record(void **state)
+{
+    (void)state;
+    const char *args[] = { "many", "30000", NULL };
+    char *was = getenv("ALLOCTRACE_COMPRESS") ? strdup(getenv("ALLOCTRACE_COMPRESS")) : NULL;
+    setenv("ALLOCTRACE_COMPRESS", "zstd", 1);
+    struct both b = run_both("full", args);
+    if (was)
+        setenv("ALLOCTRACE_COMPRESS", was, 1);
+    else
+        unsetenv("ALLOCTRACE_COMPRESS");
+    free(was);
+    assert_int_equal(b.traced.status, 0);
+    struct stat st;
+    assert_int_equal(stat(b.trace, &st), 0);
+    assert_int_equal(truncate(b.trace, st.st_size / 2), 0);
+    size_t len;
+    char *text = h_read_file(b.trace, &len);   /* what a decoder gets */
+    size_t whole = 0;
+    for (size_t i = 1; i < len; i++)
+        whole += text[i] == '\n' && text[i - 1] == '\n';
+    assert_true(whole > 1000);
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result r = h_sh("%s --strict %s | grep -c '^[0-9]*\\. '", pp, b.trace);
+    assert_int_equal(strtoul(r.out, NULL, 10), whole);
+    h_result_free(&r);
+    r = h_sh("%s --strict %s 2>&1 >/dev/null; echo \"status $?\"", pp, b.trace);
+    assert_int_equal(h_count_lines(r.out, "the zstd stream ends inside a frame"), 1);
     assert_int_equal(h_count_lines(r.out, "^status 0$"), 1);
     h_result_free(&r);
     free(pp);
@@ -574,6 +630,7 @@ int main(void)
         T(test_full_disk_cuts_the_trace_and_the_program_runs_on),
         T(test_sort_killed_by_sigpipe_in_a_pipeline_leaves_a_readable_trace),
         T(test_trace_cut_at_a_4k_boundary_reads_to_its_last_whole_record),
+        T(test_compressed_trace_cut_inside_a_frame_reads_to_its_last_whole_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,7 @@ static void test_default_trace_named_for_program_and_pid_and_summarised(void **s
     const char *args[] = { prog, NULL };
     h_result r = launch(dir, args, NULL);
     assert_int_equal(r.status, 0);
-    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt \\([0-9.]+ kB, [0-9]+ events\\)$");
+    char *line = h_find_line(r.err, "^alloctrace: trace: alloctrace\\.tracer_calls\\.[0-9]+\\.txt(\\.zst)? \\([0-9.]+ (bytes|kB)( zstd)?, [0-9]+ events\\)$");
     assert_non_null(line);
     char name[256];
     unsigned long events;
@@ -100,7 +100,7 @@ static void test_options_reach_the_tracer(void **state)
     const char *args[] = { "-o", out, "--depth=3", "--no-timestamps", "--mode", "leaks", "--", prog, NULL };
     h_result r = launch(dir, args, NULL);
     assert_int_equal(r.status, 0);
-    char *line = h_find_line(r.err, "^alloctrace: trace: .*/t\\.[0-9]+\\.txt \\([0-9.]+ (bytes|kB), 2 blocks alive at exit\\)$");
+    char *line = h_find_line(r.err, "^alloctrace: trace: .*/t\\.[0-9]+\\.txt(\\.zst)? \\([0-9.]+ (bytes|kB)( zstd)?, 2 blocks alive at exit\\)$");
     assert_non_null(line);
     char path[1024];
     assert_int_equal(sscanf(line, "alloctrace: trace: %1023s", path), 1);
@@ -185,7 +185,7 @@ static void test_existing_ld_preload_is_kept(void **state)
     /* The tracer removed only its own entry for the shell's children. */
     assert_string_equal(r.out, "[/lib/x86_64-linux-gnu/libm.so.6]\n");
     h_result ls = h_sh("ls %s", dir);
-    assert_int_equal(h_count_lines(ls.out, "^alloctrace\\.sh\\.[0-9]+\\.txt$"), 1);
+    assert_int_equal(h_count_lines(ls.out, "^alloctrace\\.sh\\.[0-9]+\\.txt(\\.zst)?$"), 1);
     h_result_free(&ls);
     h_result_free(&r);
     h_cleanup();

@@ -350,6 +350,28 @@ static void test_sigkill_leaves_whole_records(void **state)
     h_cleanup();
 }
 
+/* The writer thread writes what a full-mode trace holds within 100 ms,
+ * so a program SIGKILLed after 400 ms of quiet loses none of it, though
+ * it is far from a full MiB. */
+static void test_sigkill_after_quiet_loses_nothing_older_than_100_ms(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "sigkill-idle", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 128 + 9);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_true(t.complete);
+    assert_int_equal(count_allocs(&t, 777), 1);
+    assert_int_equal(count_allocs(&t, 64), 1000);
+    assert_true(check_pairing(&t) >= 1000);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_program_closing_all_descriptors(void **state)
 {
     (void)state;
@@ -474,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_dlopen_map_line_precedes_first_use),
         cmocka_unit_test(test_start_disabled_and_toggle_signal),
         cmocka_unit_test(test_fork_while_threads_allocate),
+        cmocka_unit_test(test_sigkill_after_quiet_loses_nothing_older_than_100_ms),
         cmocka_unit_test(test_exit_from_a_thread_writes_everything),
         cmocka_unit_test(test__exit_writes_everything),
         cmocka_unit_test(test_abort_leaves_a_readable_trace),

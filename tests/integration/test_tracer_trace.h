@@ -59,6 +59,17 @@ struct t_trace {
     char error[256];
 };
 
+/* Whether the tracer compresses a trace of `mode` (full|leaks) under the
+ * environment the test runs in: ALLOCTRACE_COMPRESS, else full mode
+ * compresses and leaks mode does not. */
+static inline int t_zstd(const char *mode)
+{
+    const char *c = getenv("ALLOCTRACE_COMPRESS");
+    if (c && *c)
+        return strcmp(c, "zstd") == 0;
+    return strcmp(mode, "full") == 0;
+}
+
 static inline void t_free(struct t_trace *t)
 {
     free(t->recs);

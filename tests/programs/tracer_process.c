@@ -13,6 +13,8 @@
  *               children that allocate 888 and _exit; prints "forks 50"
  *   sigkill     allocates 50000 blocks of 64 bytes (several MiB of trace),
  *               then SIGKILLs itself
+ *   sigkill-idle  allocates and frees 1000 blocks of 64 bytes (far less
+ *               than a MiB of trace), sleeps 400 ms, then SIGKILLs itself
  *   closefds    closes every descriptor above 2, allocates 20000 blocks
  *               of 32 bytes, opens a file into the freed number (the
  *               tracer must not write into it), allocates 444
@@ -159,6 +161,14 @@ int main(int argc, char **argv)
             void *volatile p = malloc(64);
             free(p);
         }
+        kill(getpid(), SIGKILL);
+    }
+    if (strcmp(mode, "sigkill-idle") == 0) {
+        for (int i = 0; i < 1000; i++) {
+            void *volatile p = malloc(64);
+            free(p);
+        }
+        usleep(400000);
         kill(getpid(), SIGKILL);
     }
     if (strcmp(mode, "fork-threads") == 0)
