@@ -285,6 +285,26 @@ static void test_fork_while_threads_allocate(void **state)
     assert_int_equal(count_allocs(&t, 888), 0);
     assert_true(check_pairing(&t) > 0);
     t_free(&t);
+    /* Each child's trace parses, ends whole and holds its own 888 and none
+     * of the parent's records from before the fork (no inherited chunk). */
+    DIR *d = opendir(dir);
+    size_t children = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (strncmp(e->d_name, "trace.txt.", 10) != 0)
+            continue;
+        char *child = h_fmt("%s/%s", dir, e->d_name);
+        struct t_trace c = t_load(child);
+        assert_true(c.complete);
+        assert_int_equal(count_allocs(&c, 888), 1);
+        assert_int_equal(count_allocs(&c, 777), 0);
+        check_pairing(&c);
+        t_free(&c);
+        free(child);
+        children++;
+    }
+    if (d)
+        closedir(d);
+    assert_int_equal(children, 50);
     free(path);
     h_result_free(&r);
     h_cleanup();
