@@ -21,7 +21,8 @@
  *   the child never inherits a lock held by a thread that does not exist
  *   there. The child drops the parent's buffer (the parent writes it) and
  *   either starts its own file (opened at its first write, so a child that
- *   only execs leaves no empty file) or runs untraced.
+ *   only execs leaves no empty file) and, in full mode, its own writer
+ *   thread (threads do not survive fork), or runs untraced.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
  *   still recorded. An exit handler registered before anyone else's (so it
@@ -52,24 +53,6 @@
 
 static pid_t my_pid;
 static atomic_int finished;
-
-void at_warn(const char *a, const char *b, const char *c)
-{
-    char msg[1024];
-    size_t n = 0;
-    const char *parts[] = { "alloctrace: ", a, b, c, "\n" };
-    for (int i = 0; i < 5; i++) {
-        size_t l = strlen(parts[i]);
-        if (n + l > sizeof msg - 2)
-            l = sizeof msg - 2 - n;
-        memcpy(msg + n, parts[i], l);
-        n += l;
-    }
-    if (msg[n - 1] != '\n')
-        msg[n++] = '\n';
-    ssize_t w = write(2, msg, n);
-    (void)w;
-}
 
 /* ---- LD_PRELOAD -------------------------------------------------------- */
 

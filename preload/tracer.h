@@ -9,9 +9,11 @@
  * descriptors, unwind_locks.c makes its mutexes safe across fork and
  * drops its signal blocking, unwind_cache.c recycles its per-thread
  * caches); format.c turns records and the header into text;
- * writer.c orders that text; outfd.c owns the trace's descriptor and the
- * close family; tzoffset.c finds the local UTC offset; clock.c gives
- * record times and leaks mode's order keys; maps.c turns loaded objects into map lines; live.c keeps the live blocks
+ * writer.c orders that text and runs the writer thread; outfd.c owns the
+ * trace's descriptor and the close family; zframe.c makes zstd frames;
+ * diag.c writes one-line messages; tzoffset.c finds the local UTC offset;
+ * clock.c gives record times and leaks mode's order keys; maps.c turns
+ * loaded objects into map lines; live.c keeps the live blocks
  * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
  * exec and exit, and writes the trace when a signal ends the process;
  * signals.c catches those signals; config.c reads the environment.
@@ -409,6 +411,9 @@ void at_finish(void) AT_HIDDEN;
 /* From the handler of signal `sig`, which is about to end the process:
  * writes the trace (leaks mode: the live blocks) and the cut line. */
 void at_finish_signal(int sig) AT_HIDDEN;
+
+/* ---- diag.c ------------------------------------------------------------- */
+/* One line on stderr: "alloctrace: " a b c; async-signal-safe. */
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
 
 #endif
