@@ -229,6 +229,7 @@ static size_t pending_n;
 static int threaded;         /* the writer thread runs in this process */
 static atomic_int thread_state;   /* 0 not wanted, 1 to start, 2 started or failed */
 static int threads_allowed;  /* the constructor has run */
+static __thread int on_writer AT_TLS;   /* this is the writer thread */
 
 static void write_buffer(int b, size_t n);
 
@@ -271,6 +272,7 @@ static void *writer_main(void *arg)
 {
     (void)arg;
     at_guard = 1;
+    on_writer = 1;
     pthread_mutex_lock(&wr_lock);
     for (;;) {
         struct timespec until;
@@ -342,6 +344,8 @@ static void swap_and_write(void)
 {
     pthread_mutex_lock(&wr_lock);
     if (threaded && !unbuffered) {
+        if (on_writer)
+            drain_pending();   /* its own age flush: never wait for itself */
         hand_off();
         return;
     }
