@@ -44,6 +44,37 @@ static struct both run_both(const char *mode, const char *const args[])
     return b;
 }
 
+/* run_both with ALLOCTRACE_COMPRESS=`compress` for this run only. */
+static struct both run_both_compressed(const char *mode, const char *const args[],
+                                       const char *compress)
+{
+    char *was = getenv("ALLOCTRACE_COMPRESS") ? strdup(getenv("ALLOCTRACE_COMPRESS")) : NULL;
+    setenv("ALLOCTRACE_COMPRESS", compress, 1);
+    struct both b = run_both(mode, args);
+    if (was)
+        setenv("ALLOCTRACE_COMPRESS", was, 1);
+    else
+        unsetenv("ALLOCTRACE_COMPRESS");
+    free(was);
+    return b;
+}
+
+/* Text ending in whole records: the post-processor reads exactly `whole`
+ * records of the cut trace under --strict, exits 0 and warns once with a
+ * line matching `warning`. */
+static void postproc_reads_whole_records(const char *trace, size_t whole, const char *warning)
+{
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result r = h_sh("%s --strict %s | grep -c '^[0-9]*\\. '", pp, trace);
+    assert_int_equal(strtoul(r.out, NULL, 10), whole);
+    h_result_free(&r);
+    r = h_sh("%s --strict %s 2>&1 >/dev/null; echo \"status $?\"", pp, trace);
+    assert_int_equal(h_count_lines(r.out, warning), 1);
+    assert_int_equal(h_count_lines(r.out, "^status 0$"), 1);
+    h_result_free(&r);
+    free(pp);
+}
+
 /* Same output, same end: the tracer is a guest. */
 static void same_run(const struct both *b)
 {
@@ -535,14 +566,7 @@ static void test_trace_cut_at_a_4k_boundary_reads_to_its_last_whole_record(void 
 {
     (void)state;
     const char *args[] = { "many", "3000", NULL };
-    char *was = getenv("ALLOCTRACE_COMPRESS") ? strdup(getenv("ALLOCTRACE_COMPRESS")) : NULL;
-    setenv("ALLOCTRACE_COMPRESS", "none", 1);   /* a plain file's pages */
-    struct both b = run_both("full", args);
-    if (was)
-        setenv("ALLOCTRACE_COMPRESS", was, 1);
-    else
-        unsetenv("ALLOCTRACE_COMPRESS");
-    free(was);
+    struct both b = run_both_compressed("full", args, "none");   /* a plain file's pages */
     assert_int_equal(b.traced.status, 0);
     struct stat st;
     assert_int_equal(stat(b.trace, &st), 0);
@@ -557,15 +581,7 @@ static void test_trace_cut_at_a_4k_boundary_reads_to_its_last_whole_record(void 
     size_t whole = 0;
     for (off_t i = 1; i < cut; i++)
         whole += text[i] == '\n' && text[i - 1] == '\n';
-    char *pp = h_path("postproc/alloctrace-postproc");
-    h_result r = h_sh("%s --strict %s | grep -c '^[0-9]*\\. '", pp, b.trace);
-    assert_int_equal(strtoul(r.out, NULL, 10), whole);
-    h_result_free(&r);
-    r = h_sh("%s --strict %s 2>&1 >/dev/null; echo \"status $?\"", pp, b.trace);
-    assert_int_equal(h_count_lines(r.out, "^.*trace\\.txt:[0-9]+: warning: truncated last"), 1);
-    assert_int_equal(h_count_lines(r.out, "^status 0$"), 1);
-    h_result_free(&r);
-    free(pp);
+    postproc_reads_whole_records(b.trace, whole, "^.*trace\\.txt:[0-9]+: warning: truncated last");
     free(text);
     both_free(&b);
 }
@@ -577,14 +593,7 @@ static void test_compressed_trace_cut_inside_a_frame_reads_to_its_last_whole_rec
 {
     (void)state;
     const char *args[] = { "many", "30000", NULL };
-    char *was = getenv("ALLOCTRACE_COMPRESS") ? strdup(getenv("ALLOCTRACE_COMPRESS")) : NULL;
-    setenv("ALLOCTRACE_COMPRESS", "zstd", 1);
-    struct both b = run_both("full", args);
-    if (was)
-        setenv("ALLOCTRACE_COMPRESS", was, 1);
-    else
-        unsetenv("ALLOCTRACE_COMPRESS");
-    free(was);
+    struct both b = run_both_compressed("full", args, "zstd");
     assert_int_equal(b.traced.status, 0);
     struct stat st;
     assert_int_equal(stat(b.trace, &st), 0);
@@ -595,15 +604,7 @@ static void test_compressed_trace_cut_inside_a_frame_reads_to_its_last_whole_rec
     for (size_t i = 1; i < len; i++)
         whole += text[i] == '\n' && text[i - 1] == '\n';
     assert_true(whole > 1000);
-    char *pp = h_path("postproc/alloctrace-postproc");
-    h_result r = h_sh("%s --strict %s | grep -c '^[0-9]*\\. '", pp, b.trace);
-    assert_int_equal(strtoul(r.out, NULL, 10), whole);
-    h_result_free(&r);
-    r = h_sh("%s --strict %s 2>&1 >/dev/null; echo \"status $?\"", pp, b.trace);
-    assert_int_equal(h_count_lines(r.out, "the zstd stream ends inside a frame"), 1);
-    assert_int_equal(h_count_lines(r.out, "^status 0$"), 1);
-    h_result_free(&r);
-    free(pp);
+    postproc_reads_whole_records(b.trace, whole, "the zstd stream ends inside a frame");
     free(text);
     both_free(&b);
 }
