@@ -259,13 +259,25 @@ static void hand_off(void)
 
 static void swap_and_write(void);
 
-/* The current buffer, when it holds anything, goes to the writer. */
-static void age_flush(void)
+/* The current buffer, when it holds anything, goes to the writer; the
+ * writer thread's own, without wr_lock. It never waits for ev_lock: the
+ * thread holding it may be waiting in hand_off for this one to write the
+ * buffer handed off before. When the lock is taken, the next record
+ * hands the buffer over instead (age_due), and 0 says to try again soon. */
+static atomic_int age_due;
+
+static int age_flush(void)
 {
-    lock_ev();
+    if (pthread_mutex_trylock(&ev_lock) != 0) {
+        atomic_store(&age_due, 1);
+        return 0;
+    }
+    holds_ev = 1;
+    atomic_store(&age_due, 0);
     if (!sealed && buf_len && !(open_pending && records == 0))
         swap_and_write();
     unlock_ev();
+    return 1;
 }
 
 static void *writer_main(void *arg)
@@ -274,10 +286,11 @@ static void *writer_main(void *arg)
     at_guard = 1;
     on_writer = 1;
     pthread_mutex_lock(&wr_lock);
+    long wait_ns = AGE_NS;
     for (;;) {
         struct timespec until;
         clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += AGE_NS;
+        until.tv_nsec += wait_ns;
         if (until.tv_nsec >= 1000000000L) {
             until.tv_nsec -= 1000000000L;
             until.tv_sec++;
@@ -289,7 +302,7 @@ static void *writer_main(void *arg)
             continue;
         }
         pthread_mutex_unlock(&wr_lock);   /* ev_lock comes first */
-        age_flush();
+        wait_ns = age_flush() ? AGE_NS : AGE_NS / 100;
         pthread_mutex_lock(&wr_lock);
     }
     return NULL;
@@ -419,9 +432,12 @@ void at_commit(const char *body, size_t len, uint64_t time_us)
     }
     if (time_us && !last_write_us)
         last_write_us = time_us;
-    if (!sl || unbuffered || (time_us && time_us - last_write_us > 1000000 && !open_pending)) {
+    int aged = (time_us && time_us - last_write_us > 1000000 && !open_pending) ||
+               (atomic_load_explicit(&age_due, memory_order_relaxed) && !open_pending);
+    if (!sl || unbuffered || aged) {
         append_locked(++counter, body, len);
-        if (unbuffered || (time_us && time_us - last_write_us > 1000000 && !open_pending)) {
+        if (unbuffered || aged) {
+            atomic_store_explicit(&age_due, 0, memory_order_relaxed);
             last_write_us = time_us;
             swap_and_write();
         }
@@ -819,6 +835,7 @@ void at_writer_fork_child(void)
     done_cv = fresh_cv;
     pending = 0;
     threaded = 0;
+    atomic_store(&age_due, 0);
     if (atomic_load(&thread_state))
         atomic_store(&thread_state, threads_allowed && !at_cfg.leaks_mode ? 1 : 0);
     holds_ev = 0;
