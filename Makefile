@@ -64,7 +64,16 @@ include $(sort $(wildcard preload/*.mk postproc/*.mk postproc/*/*.mk tests/*.mk 
                           bench/*.mk scripts/*.mk))
 
 # ---- post-processor ------------------------------------------------------
-PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) -Ipostproc $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
+# postproc/ and each of its stage folders are on the include path, so a
+# header is included by its bare name wherever it lives and a file moving
+# between folders changes no #include. That needs header names unique
+# across the folders: checked here rather than left to include order.
+PP_DIRS    := postproc $(patsubst %/,%,$(sort $(dir $(wildcard postproc/*/*.[ch]))))
+PP_HEADERS := $(notdir $(wildcard $(addsuffix /*.h,$(PP_DIRS))))
+ifneq ($(words $(PP_HEADERS)),$(words $(sort $(PP_HEADERS))))
+  $(error alloctrace: two headers under postproc/ share a name: $(sort $(foreach h,$(PP_HEADERS),$(if $(filter-out 1,$(words $(filter $(h),$(PP_HEADERS)))),$(h)))))
+endif
+PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(addprefix -I,$(PP_DIRS)) $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
 PP_LIBS    = $(call pc_libs,$(sort $(POSTPROC_PKGS))) -lm
 PP_OBJS     := $(POSTPROC_SRCS:%.c=$(B)/%.o)
 PP_SAN_OBJS := $(POSTPROC_SRCS:%.c=$(B)/san/%.o)

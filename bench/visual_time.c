@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "analyze/analyze.h"
+#include "analyze.h"
 #include "export.h"
 #include "html.h"
 #include "shape_intern.h"

@@ -22,8 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analyze/analyze.h"
-#include "analyze/outputs.h"
+#include "analyze.h"
+#include "outputs.h"
 #include "compress.h"
 #include "diag.h"
 #include "export_stage.h"

@@ -5,7 +5,7 @@
  * - One frame per write (a chunk of whole records, at most 1 MiB of
  *   text). Frames are independent, so a file cut by a crash or a full
  *   disk decodes up to its last whole frame, and the post-processor,
- *   which reads concatenated frames as one stream (postproc/input.c),
+ *   which reads concatenated frames as one stream (postproc/read/input.c),
  *   needs nothing new.
  * - zstd level 1: the trace text compresses 15-30x at that level, and
  *   higher levels cost several times the CPU for a few percent.

@@ -1,4 +1,4 @@
-# Tests of the exports (postproc/exports.mk).
+# Tests of the exports (postproc/export/export.mk).
 UNIT_TESTS += tests/unit/test_export.c tests/unit/test_flame.c
 INTEGRATION_TESTS += tests/integration/test_export.c tests/integration/test_visual.c
 # The real-trace test traces the post-processor's own sites program.

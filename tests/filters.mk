@@ -1,4 +1,4 @@
-# Tests of the callstack filter language (postproc/filter*.c).
+# Tests of the callstack filter language (postproc/filter/).
 UNIT_TESTS += tests/unit/test_filter_match.c
 UNIT_TESTS += tests/unit/test_filter_errors.c
 UNIT_TESTS += tests/unit/test_filter_print.c

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyze/analyze.h"
-#include "analyze/outputs.h"
+#include "analyze.h"
+#include "outputs.h"
 #include "compress.h"
 #include "diag.h"
 #include "reader.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "diag.h"
-#include "analyze/analyze.h"
+#include "analyze.h"
 #include "export.h"
 #include "html.h"
 #include "reader.h"

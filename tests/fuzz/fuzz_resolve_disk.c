@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_resolve_disk.c: libFuzzer target for the resolver's
- * cache files (postproc/resolve_disk.c). The input is a cache file's text
+ * cache files (postproc/resolve/resolve_disk.c). The input is a cache file's text
  * for a fixed key: it must be rejected whole or accepted, never crash; an
  * accepted file written back must read back to the same text (what is
  * trusted is exactly what a writer would have written).

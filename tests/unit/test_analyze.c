@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze/analyze.h"
-#include "analyze/outputs.h"
+#include "analyze.h"
+#include "outputs.h"
 #include "compress.h"
 #include "leaks.h"
 #include "reader.h"

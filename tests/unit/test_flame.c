@@ -224,7 +224,7 @@ static void svg_frames_have_titles_widths_and_escaped_names(void **state)
     assert_non_null(strstr(text, "<title>other (50 bytes, 33.33%)</title><rect x=\"796.67\" y=\"64\" "
                                  "width=\"393.33\""));
     assert_non_null(strstr(text, ">helper&lt;int&gt;()</text>"));
-    assert_non_null(strstr(text, "<script type=\"text/ecmascript\"><![CDATA[\n// postproc/assets/flamegraph.js"));
+    assert_non_null(strstr(text, "<script type=\"text/ecmascript\"><![CDATA[\n// postproc/export/assets/flamegraph.js"));
     assert_non_null(strstr(text, "]]></script>\n</svg>\n"));
     free(text);
     text = svg(p, NULL, AT_COST_BLOCKS);

@@ -1,5 +1,5 @@
 /* tests/unit/test_reader.c: every record kind of TEXT_FORMAT.md read by
- * postproc/reader.c, and each malformed case. */
+ * postproc/read/reader.c, and each malformed case. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* tests/unit/test_reorder.c: postproc/reorder.c puts the calls of a
+/* tests/unit/test_reorder.c: postproc/read/reorder.c puts the calls of a
  * compressed-form input back into index order, handing each on as soon as
  * every index before it was seen, and lets everything else through. */
 #include <stdarg.h>

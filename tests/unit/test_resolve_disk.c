@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_resolve_disk.c: the resolver's cache files
- * (postproc/resolve_disk.c): round trip with awkward texts, merging with
+ * (postproc/resolve/resolve_disk.c): round trip with awkward texts, merging with
  * what another writer left, the entry cap, broken files ignored whole and
  * replaced, directories created or skipped, the default directory.
  */

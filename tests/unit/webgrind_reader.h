@@ -1,7 +1,7 @@
 /*
  * tests/unit/webgrind_reader.h: the tests' own view of webgrind's
  * preprocessed format (version 7), written independently of
- * postproc/webgrind.c:
+ * postproc/export/webgrind.c:
  *
  *   wg_parse     decodes a preprocessed file and checks its structure (the
  *                address table, each record ending where the next begins,

@@ -1,0 +1,70 @@
+/*
+ * postproc/gate/gate_site.c: where a leak was made, for the first line of a
+ * report group and the JUnit message: the first frame, innermost first,
+ * that is not an allocation wrapper. "leaked from __strdup" says nothing;
+ * "in dup_name" says where to look.
+ *
+ * The wrappers are a fixed list (anchored regexes on the function name):
+ * the C library's functions that return new memory (strdup, asprintf...,
+ * under glibc's DWARF names too), operator new and the C++ standard
+ * library's own frames (std::, __gnu_cxx::, after a template's return
+ * type: a container's growth is named by the code that grew it), and the
+ * xmalloc family and
+ * GLib's g_malloc family that programs use as their allocator. When every
+ * frame is one (a stack cut by the depth limit), the innermost is named.
+ */
+#include "gate.h"
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+static const char WRAPPERS[] =
+    "^(__)?(strn?dup|wcsn?dup|v?asprintf|__vasprintf_internal|getline|getdelim|"
+    "open_memstream|realpath|canonicalize_file_name|reallocarray|"
+    "(__libc_)?(malloc|calloc|realloc|memalign|valloc|pvalloc|aligned_alloc|posix_memalign))$"
+    "|^operator new"
+    "|^([^(]* )?(std|__gnu_cxx)::"
+    "|^x(malloc|calloc|realloc|reallocarray|zalloc|strdup|strndup|memdup|asprintf|vasprintf)$"
+    "|^g_(malloc|malloc0|malloc_n|malloc0_n|realloc|realloc_n|try_malloc|try_malloc0|try_realloc|"
+    "strdup|strndup|memdup|memdup2|slice_alloc|slice_alloc0|slice_copy|new_|strdup_printf|"
+    "strdup_vprintf)";
+
+static bool is_wrapper(const char *function)
+{
+    static regex_t re;
+    static int ready; /* 1 compiled, -1 failed (then nothing is a wrapper) */
+    if (!ready)
+        ready = regcomp(&re, WRAPPERS, REG_EXTENDED | REG_NOSUB) == 0 ? 1 : -1;
+    return ready == 1 && strcmp(function, AT_UNKNOWN) != 0 && regexec(&re, function, 0, NULL, 0) == 0;
+}
+
+const at_frame_info *at_gate_alloc_site(const at_frame_info *frames, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (!is_wrapper(frames[i].function))
+            return &frames[i];
+    return n ? &frames[0] : NULL;
+}
+
+void at_gate_print_site(FILE *out, const at_frame_info *f, void (*esc)(FILE *, const char *))
+{
+    if (!f) {
+        esc(out, "??");
+        return;
+    }
+    if (strcmp(f->function, AT_UNKNOWN) != 0)
+        esc(out, f->function);
+    else
+        fprintf(out, "0x%llx", (unsigned long long)f->addr);
+    if (strcmp(f->file, AT_UNKNOWN) != 0) {
+        fputs(" (", out);
+        esc(out, at_path_base(f->file));
+        fprintf(out, ":%u)", f->line);
+    } else if (strcmp(f->module, AT_UNKNOWN) != 0) {
+        fputs(" (", out);
+        esc(out, at_path_base(f->module));
+        fputc(')', out);
+    }
+}

@@ -1,0 +1,1256 @@
+/*
+ * postproc/read/reader.c: the trace text format in (reader.h).
+ *
+ * Speed matters (a trace can be gigabytes): the input is read in blocks of
+ * 4 MiB, lines are found with memchr and parsed in place with hand-written
+ * number parsing; nothing is allocated per line. A call "block" (call
+ * lines, their argument lines, frames, the closing blank line) is gathered
+ * in reusable scratch arrays that refer to a scratch text buffer by offset,
+ * because the input buffer moves between reads; when the blank line comes,
+ * the frames are interned (one stack per distinct list) and each call is
+ * handed on. Since a trace repeats a few thousand frame lists millions of
+ * times, a frame list already seen is recognised by its bytes (hash, then
+ * memcmp) without parsing its lines again.
+ *
+ * Decisions the spec leaves to the reader:
+ * - Several call lines before one frame list are a compressed group, with
+ *   or without the "# allocation summary" line.
+ * - A comment inside a block is handed on after the block, so it stays
+ *   before the next call, where the spec places it.
+ * - A line that starts like a call but cannot be read is one warning, and
+ *   the block it starts is skipped to its blank line (its frames would
+ *   otherwise each be a warning). Any other non-'#' line that is no record
+ *   is a warning and is kept as a comment (the seed: "all lines not
+ *   recognized as other record types will be interpreted as comments").
+ * - A "## leak kind: K" line is no comment of its own: it gives the
+ *   calls after it, up to the end of their block, their leak kind.
+ * - The tracer's cut line ("## trace cut: REASON") is kept as a comment
+ *   and is one warning: every result drawn from the trace is incomplete.
+ * - A truncated last record (a partial last line, or a block without its
+ *   blank line at the end) is dropped with one warning: its frame list may
+ *   be cut short, and a wrong stack is worse than none. It is no error
+ *   under --strict: a process killed while its trace was written leaves
+ *   exactly this.
+ * - The bytes come through input.c (plain or zstd). Before any is read as
+ *   a trace, the first line is judged: binary bytes, CR-only line ends or
+ *   a line that is neither header nor record make the input no trace (one
+ *   message, nothing read), since reading it would print a warning a
+ *   "line" and, for a file of NUL bytes, gather it all as one line. For
+ *   the same reason a line that outgrows the buffer while holding NUL
+ *   bytes ends the read.
+ */
+#include "leakkind.h"
+#include "reader.h"
+#include "input.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <alloctrace/format.h>
+
+#define READ_BLOCK (4u << 20)
+
+typedef struct pend_call {
+    at_call call;       /* name interned; args/stack set at emit */
+    uint32_t arg_first; /* index into args */
+    uint64_t line;
+} pend_call;
+
+typedef struct pend_arg {
+    size_t name_off, value_off;
+} pend_arg;
+
+typedef struct pend_frame {
+    uint64_t addr;
+    size_t text_off; /* (size_t)-1: no text */
+} pend_frame;
+
+typedef struct pend_comment {
+    size_t off, len;
+    uint64_t line;
+} pend_comment;
+
+typedef enum { ST_TOP, ST_CALLS, ST_FRAMES, ST_SKIP } state;
+
+typedef struct raw_slot {
+    uint64_t hash;
+    size_t len;
+    char *text;            /* a copy of the frame lines, "\n" after each */
+    const at_stack *stack; /* NULL: empty */
+} raw_slot;
+
+typedef struct cache_slot {
+    uint64_t hash;
+    const at_stack *stack; /* NULL: empty */
+} cache_slot;
+
+typedef struct reader {
+    at_trace *t;
+    at_stage *sink;
+    at_diag *d;
+    uint64_t lineno;
+    state st;
+    bool stop;
+    bool gave_up; /* stopped on input that is no trace, without --strict */
+    bool have_index;
+    uint64_t last_index;
+    uint64_t block_line;
+    uint8_t kind; /* from a leak kind line, for the calls of this block */
+
+    pend_call *calls;
+    size_t ncalls, ccalls;
+    pend_arg *args;
+    size_t nargs, cargs;
+    pend_frame *frames;
+    size_t nframes, cframes;
+    pend_comment *comments;
+    size_t ncomments, ccomments;
+    char *text; /* scratch text, NUL-separated */
+    size_t tlen, tcap;
+    char *ctext; /* scratch for comments inside a block */
+    size_t ctlen, ctcap;
+
+    at_frame *fbuf; /* emit-time arrays */
+    size_t cfbuf;
+    at_arg *abuf;
+    size_t cabuf;
+
+    cache_slot *cache; /* frame list -> interned stack, see find_stack */
+    size_t ncache, cache_used;
+    raw_slot *raw;     /* frame lines as bytes -> interned stack, see feed */
+    size_t nraw, raw_used;
+} reader;
+
+/* Grows *p (elements of size sz) so that n+1 fit. */
+static void reserve(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return;
+    size_t c = *cap ? *cap * 2 : 64;
+    while (c <= n)
+        c *= 2;
+    void *q = realloc(*p, c * sz);
+    if (!q)
+        at_oom();
+    *p = q;
+    *cap = c;
+}
+
+static size_t save_text(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
+{
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap * 2 : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        char *q = realloc(*buf, c);
+        if (!q)
+            at_oom();
+        *buf = q;
+        *cap = c;
+    }
+    size_t off = *len;
+    memcpy(*buf + off, s, n);
+    (*buf)[off + n] = '\0';
+    *len += n + 1;
+    return off;
+}
+
+static void put(reader *r, at_record *rec)
+{
+    at_stage_put(r->sink, rec);
+}
+
+/* Reports malformed input; returns true when the read must stop. */
+#define BAD(r, line, ...) ((r)->stop = at_diag_input((r)->d, (line), __VA_ARGS__))
+
+/* ---- numbers ----------------------------------------------------------- */
+
+/* Hex digit value + 1, 0 for anything else: one load a digit. */
+static const uint8_t hex_digit[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
+    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+    ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* Hex digits at s (no prefix) up to end; returns the count (0: none, or
+ * more than 16 significant digits). */
+static size_t parse_hex(const char *s, const char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = 0, max = (size_t)(end - s);
+    unsigned h;
+    while (n < max && (h = hex_digit[(unsigned char)s[n]]) != 0) {
+        if (v >> 60)
+            return 0;
+        v = (v << 4) | (uint64_t)(h - 1);
+        n++;
+    }
+    *out = v;
+    return n;
+}
+
+static size_t parse_dec(const char *s, const char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n = 0;
+    for (; s + n < end && s[n] >= '0' && s[n] <= '9'; n++) {
+        uint64_t d = (uint64_t)(s[n] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return n;
+}
+
+static bool is_prefix(const char *s, size_t len, const char *p)
+{
+    size_t n = strlen(p);
+    return len >= n && memcmp(s, p, n) == 0;
+}
+
+static const char *find_last(const char *s, size_t len, const char *needle, size_t n)
+{
+    if (len < n)
+        return NULL;
+    for (size_t i = len - n + 1; i-- > 0;)
+        if (s[i] == needle[0] && memcmp(s + i, needle, n) == 0)
+            return s + i;
+    return NULL;
+}
+
+static const char *find_first(const char *s, size_t len, const char *needle, size_t n)
+{
+    return memmem(s, len, needle, n);
+}
+
+/* ---- header ------------------------------------------------------------ */
+
+/* "yyyy.m.d H:M:S" (sp-rtrace wrote unpadded fields) -> the padded form. */
+static bool normalize_timestamp(const char *v, size_t len, char out[32])
+{
+    uint64_t f[6];
+    const char seps[] = ".. ::";
+    const char *p = v, *end = v + len;
+    for (int i = 0; i < 6; i++) {
+        size_t n = parse_dec(p, end, &f[i]);
+        if (!n || n > 4)
+            return false;
+        p += n;
+        if (i < 5) {
+            if (p == end || *p != seps[i])
+                return false;
+            p++;
+            if (i == 2)
+                while (p < end && *p == ' ')
+                    p++;
+        }
+    }
+    if (p != end || f[1] > 12 || f[2] > 31 || f[3] > 24 || f[4] > 59 || f[5] > 60)
+        return false;
+    snprintf(out, 32, "%04u.%02u.%02u %02u:%02u:%02u", (unsigned)f[0], (unsigned)f[1],
+             (unsigned)f[2], (unsigned)f[3], (unsigned)f[4], (unsigned)f[5]);
+    return true;
+}
+
+static void header_filter(at_header *h, const char *v, size_t len)
+{
+    const char *p = v, *end = v + len;
+    char *other = NULL;
+    size_t olen = 0;
+    while (p < end) {
+        const char *bar = memchr(p, '|', (size_t)(end - p));
+        const char *we = bar ? bar : end;
+        size_t n = (size_t)(we - p);
+        if (n == 5 && memcmp(p, AT_FILTER_LEAKS, 5) == 0)
+            h->filter |= AT_F_LEAKS;
+        else if (n == 8 && memcmp(p, AT_FILTER_COMPRESS, 8) == 0)
+            h->filter |= AT_F_COMPRESS;
+        else if (n == 7 && memcmp(p, AT_FILTER_RESOLVE, 7) == 0)
+            h->filter |= AT_F_RESOLVE;
+        else if (n) {
+            char *o = realloc(other, olen + n + 2);
+            if (!o)
+                at_oom();
+            other = o;
+            if (olen)
+                other[olen++] = '|';
+            memcpy(other + olen, p, n);
+            olen += n;
+            other[olen] = '\0';
+        }
+        p = we + 1;
+    }
+    free(h->filter_other);
+    h->filter_other = other;
+}
+
+static void read_header(reader *r, const char *line, size_t len)
+{
+    at_header *h = &r->t->header;
+    at_header_clear(h);
+    h->present = true;
+    const char *p = line, *end = line + len;
+    while (p < end) {
+        while (p < end && *p == ' ')
+            p++;
+        if (p == end)
+            break;
+        const char *comma = memchr(p, ',', (size_t)(end - p));
+        const char *fe = comma ? comma : end;
+        const char *eq = memchr(p, '=', (size_t)(fe - p));
+        if (!eq || eq == p) {
+            if (BAD(r, r->lineno, "header field without key=value: \"%.*s\"", (int)(fe - p), p))
+                return;
+        } else {
+            const char *k = p, *v = eq + 1;
+            size_t kl = (size_t)(eq - p), vl = (size_t)(fe - v);
+            char ts[32];
+#define KEY(name) (kl == strlen(name) && memcmp(k, name, kl) == 0)
+            if (KEY(AT_HDR_VERSION))
+                at_header_set(&h->version, v, vl);
+            else if (KEY(AT_HDR_ARCH))
+                at_header_set(&h->arch, v, vl);
+            else if (KEY(AT_HDR_TIMESTAMP)) {
+                if (normalize_timestamp(v, vl, ts))
+                    at_header_set(&h->timestamp, ts, strlen(ts));
+                else
+                    at_header_set(&h->timestamp, v, vl);
+            } else if (KEY(AT_HDR_PROCESS))
+                at_header_set(&h->process, v, vl);
+            else if (KEY(AT_HDR_PID))
+                at_header_set(&h->pid, v, vl);
+            else if (KEY(AT_HDR_FILTER))
+                header_filter(h, v, vl);
+            else if (KEY(AT_HDR_DEPTH))
+                at_header_set(&h->depth, v, vl);
+            else if (KEY(AT_HDR_ORIGIN))
+                at_header_set(&h->origin, v, vl);
+            else
+                at_header_add_unknown(h, k, kl, v, vl);
+#undef KEY
+        }
+        p = fe + (comma ? 1 : 0);
+    }
+    /* The compressed form is a way of writing calls; what goes down the
+     * stages are plain calls, so only a compressing run sets it again. */
+    r->t->input_compressed = (h->filter & AT_F_COMPRESS) != 0;
+    h->filter &= ~(unsigned)AT_F_COMPRESS;
+}
+
+static void emit_header(reader *r, uint64_t line)
+{
+    at_record rec = { .kind = AT_REC_HEADER, .line = line, .u.header = &r->t->header };
+    put(r, &rec);
+}
+
+/* Does the first line look like a header (key=value fields)? */
+static bool looks_like_header(const char *line, size_t len)
+{
+    if (!len || (line[0] >= '0' && line[0] <= '9') || strchr(":@<&#\t", line[0]))
+        return false;
+    const char *eq = memchr(line, '=', len);
+    return eq && eq != line;
+}
+
+/* ---- registries, maps, attachments -------------------------------------- */
+
+static bool read_resource(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len, *p = line + 1;
+    uint64_t bit;
+    size_t n = parse_hex(p, end, &bit);
+    if (!n || bit == 0 || bit > 0xffffffffu || (bit & (bit - 1)))
+        return false;
+    p += n;
+    if (!is_prefix(p, (size_t)(end - p), "> : "))
+        return false;
+    p += 4;
+    bool refcount = false;
+    const char *te = end;
+    if (te > p && te[-1] == ']') {
+        const char *lb = find_last(p, (size_t)(te - p), " [", 2);
+        if (!lb)
+            return false;
+        const char *f = lb + 2, *fe = te - 1;
+        while (f < fe) {
+            const char *bar = memchr(f, '|', (size_t)(fe - f));
+            const char *we = bar ? bar : fe;
+            if (we - f == 8 && memcmp(f, "refcount", 8) == 0)
+                refcount = true;
+            f = we + 1;
+        }
+        te = lb;
+    }
+    if (te <= p || te[-1] != ')')
+        return false;
+    const char *lp = find_first(p, (size_t)(te - p), " (", 2);
+    if (!lp || lp == p)
+        return false;
+    char *name = strndup(p, (size_t)(lp - p));
+    char *desc = strndup(lp + 2, (size_t)(te - 1 - (lp + 2)));
+    if (!name || !desc)
+        at_oom();
+    const at_resource *res = at_trace_add_resource(r->t, (uint32_t)bit, name, desc, refcount);
+    free(name);
+    free(desc);
+    if (!res)
+        return false;
+    at_record rec = { .kind = AT_REC_RESOURCE, .line = r->lineno, .u.resource = res };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_context(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len, *p = line + 2;
+    uint64_t bit;
+    size_t n = parse_hex(p, end, &bit);
+    if (!n || bit == 0 || bit > 0xffffffffu)
+        return false;
+    p += n;
+    if (!is_prefix(p, (size_t)(end - p), " : "))
+        return false;
+    p += 3;
+    char *name = strndup(p, (size_t)(end - p));
+    if (!name)
+        at_oom();
+    const at_context *c = at_trace_add_context(r->t, (uint32_t)bit, name);
+    free(name);
+    if (!c)
+        return false;
+    at_record rec = { .kind = AT_REC_CONTEXT, .line = r->lineno, .u.context = c };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_map(reader *r, const char *line, size_t len)
+{
+    const char *path;
+    size_t plen;
+    uint64_t start, end;
+    if (at_maps_parse_line(line + 2, len - 2, &path, &plen, &start, &end) != 0)
+        return false;
+    char *p = strndup(path, plen);
+    if (!p)
+        at_oom();
+    const at_map *m = at_maps_add(r->t->maps, p, start, end);
+    free(p);
+    at_record rec = { .kind = AT_REC_MAP, .line = r->lineno, .u.map = m };
+    put(r, &rec);
+    return true;
+}
+
+static bool read_attachment(reader *r, const char *line, size_t len)
+{
+    const char *p = line + 2, *end = line + len;
+    const char *sep = find_first(p, (size_t)(end - p), " : ", 3);
+    if (!sep || sep == p)
+        return false;
+    char *name = strndup(p, (size_t)(sep - p));
+    char *path = strndup(sep + 3, (size_t)(end - sep - 3));
+    if (!name || !path)
+        at_oom();
+    at_record rec = { .kind = AT_REC_ATTACHMENT, .line = r->lineno };
+    rec.u.attachment.name = name;
+    rec.u.attachment.path = path;
+    put(r, &rec);
+    free(name);
+    free(path);
+    return true;
+}
+
+static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
+{
+    if (is_prefix(text, len, AT_CUT_PREFIX)) {
+        size_t n = strlen(AT_CUT_PREFIX);
+        at_diag_warn(r->d, "%s:%llu: the trace was cut (%.*s): what is read from it is incomplete",
+                     r->d->file, (unsigned long long)line, (int)(len - n), text + n);
+    }
+    if (is_prefix(text, len, AT_BUILD_ID_PREFIX)) {
+        const char *p = text + strlen(AT_BUILD_ID_PREFIX);
+        size_t n = len - strlen(AT_BUILD_ID_PREFIX);
+        const char *arrow = find_last(p, n, AT_MAP_ARROW, 4);
+        if (arrow && arrow != p) {
+            char *path = strndup(p, (size_t)(arrow - p));
+            char *hex = strndup(arrow + 4, (size_t)(p + n - arrow - 4));
+            if (!path || !hex)
+                at_oom();
+            at_maps_set_build_id(r->t->maps, path, hex);
+            free(path);
+            free(hex);
+        }
+    }
+    at_record rec = { .kind = AT_REC_COMMENT, .line = line };
+    rec.u.comment.text = text;
+    rec.u.comment.len = len;
+    put(r, &rec);
+}
+
+/* ---- calls ------------------------------------------------------------- */
+
+/* Parses a call line into c (name interned). Returns false if malformed. */
+static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
+{
+    const char *p = line, *end = line + len;
+    memset(c, 0, sizeof *c);
+    size_t n = parse_dec(p, end, &c->index);
+    if (!n || !is_prefix(p + n, (size_t)(end - p - n), ". "))
+        return false;
+    p += n + 2;
+    if (p < end && *p == '@') {
+        uint64_t ctx;
+        n = parse_hex(p + 1, end, &ctx);
+        if (!n || ctx > 0xffffffffu || p + 1 + n >= end || p[1 + n] != ' ')
+            return false;
+        c->context = (uint32_t)ctx;
+        p += n + 2;
+    }
+    if (p < end && *p == '[') {
+        uint64_t f[3], frac;
+        const char *q = p + 1;
+        for (int i = 0; i < 3; i++) {
+            n = parse_dec(q, end, &f[i]);
+            if (!n || n > 2 || q + n >= end || q[n] != (i < 2 ? ':' : '.'))
+                return false;
+            q += n + 1;
+        }
+        n = parse_dec(q, end, &frac);
+        if ((n != 3 && n != 6) || q + n + 1 >= end || q[n] != ']' || q[n + 1] != ' ')
+            return false;
+        if (f[1] > 59 || f[2] > 60 || f[0] > 99)
+            return false;
+        if (n == 3)
+            frac *= 1000;
+        c->has_time = true;
+        c->time_us = ((f[0] * 60 + f[1]) * 60 + f[2]) * 1000000 + frac;
+        p = q + n + 2;
+    }
+    const char *name_end;
+    if (end > p && end[-1] == ')') {
+        /* release: NAME(0xID) */
+        const char *lp = find_last(p, (size_t)(end - p), "(", 1);
+        if (!lp || !is_prefix(lp + 1, (size_t)(end - lp - 1), "0x"))
+            return false;
+        n = parse_hex(lp + 3, end - 1, &c->id);
+        if (!n || lp + 3 + n != end - 1)
+            return false;
+        c->is_alloc = false;
+        name_end = lp;
+    } else {
+        /* allocation: NAME(SIZE) = 0xID */
+        const char *eq = find_last(p, (size_t)(end - p), ") = 0x", 6);
+        if (!eq)
+            return false;
+        n = parse_hex(eq + 6, end, &c->id);
+        if (!n || eq + 6 + n != end)
+            return false;
+        const char *lp = find_last(p, (size_t)(eq - p), "(", 1);
+        if (!lp)
+            return false;
+        n = parse_dec(lp + 1, eq, &c->size);
+        if (!n || lp + 1 + n != eq)
+            return false;
+        c->is_alloc = true;
+        name_end = lp;
+    }
+    if (name_end == p || memchr(p, '\0', (size_t)(name_end - p)))
+        return false;
+    /* NAME<TYPE>: split only for a registered type (C++ template names). */
+    c->res = r->t->nresources ? r->t->resources[0].bit : 0;
+    if (name_end[-1] == '>') {
+        const char *lt = find_last(p, (size_t)(name_end - p), "<", 1);
+        if (lt && lt > p) {
+            const at_resource *res =
+                at_trace_resource_named(r->t, lt + 1, (size_t)(name_end - 1 - (lt + 1)));
+            if (res) {
+                c->res = res->bit;
+                name_end = lt;
+            }
+        }
+    }
+    c->name = at_trace_name(r->t, p, (size_t)(name_end - p));
+    return true;
+}
+
+static void block_reset(reader *r)
+{
+    r->ncalls = r->nargs = r->nframes = 0;
+    r->kind = 0;
+    r->tlen = 0;
+}
+
+static void flush_block_comments(reader *r)
+{
+    for (size_t i = 0; i < r->ncomments && !r->stop; i++)
+        emit_comment(r, r->ctext + r->comments[i].off, r->comments[i].len, r->comments[i].line);
+    r->ncomments = 0;
+    r->ctlen = 0;
+}
+
+/* A cheap hash of the pending frames: addresses mixed a word at a time,
+ * texts (rare before resolving) byte by byte. */
+static uint64_t frames_hash(const reader *r)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ r->nframes;
+    for (size_t i = 0; i < r->nframes; i++) {
+        h = (h ^ r->frames[i].addr) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+        if (r->frames[i].text_off != (size_t)-1)
+            for (const char *t = r->text + r->frames[i].text_off; *t; t++)
+                h = (h ^ (unsigned char)*t) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static bool same_frames(const reader *r, const at_stack *s)
+{
+    if (s->nframes != r->nframes)
+        return false;
+    for (size_t i = 0; i < r->nframes; i++) {
+        const char *t = r->frames[i].text_off == (size_t)-1 ? NULL : r->text + r->frames[i].text_off;
+        if (s->frames[i].addr != r->frames[i].addr)
+            return false;
+        if (!t != !s->frames[i].text || (t && strcmp(t, s->frames[i].text) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* The interned stack of the pending frames. A trace repeats a few thousand
+ * stacks millions of times, so the reader keeps its own table from a cheap
+ * hash of the parsed frames to the interned stack, checked frame by frame,
+ * and interns (hashing and copying) only a list it has not seen. */
+static const at_stack *find_stack(reader *r)
+{
+    uint64_t h = frames_hash(r);
+    if ((r->cache_used + 1) * 2 > r->ncache) {
+        size_t n = r->ncache ? r->ncache * 2 : 4096;
+        cache_slot *c = calloc(n, sizeof *c);
+        if (!c)
+            at_oom();
+        for (size_t i = 0; i < r->ncache; i++) {
+            if (!r->cache[i].stack)
+                continue;
+            size_t j = (size_t)r->cache[i].hash & (n - 1);
+            while (c[j].stack)
+                j = (j + 1) & (n - 1);
+            c[j] = r->cache[i];
+        }
+        free(r->cache);
+        r->cache = c;
+        r->ncache = n;
+    }
+    size_t i = (size_t)h & (r->ncache - 1);
+    for (; r->cache[i].stack; i = (i + 1) & (r->ncache - 1))
+        if (r->cache[i].hash == h && same_frames(r, r->cache[i].stack))
+            return r->cache[i].stack;
+    reserve((void **)&r->fbuf, &r->cfbuf, r->nframes, sizeof *r->fbuf);
+    for (size_t k = 0; k < r->nframes; k++) {
+        r->fbuf[k].addr = r->frames[k].addr;
+        r->fbuf[k].text =
+            r->frames[k].text_off == (size_t)-1 ? NULL : r->text + r->frames[k].text_off;
+    }
+    const at_stack *s = at_stacks_intern(r->t->stacks, r->fbuf, (uint32_t)r->nframes);
+    r->cache[i] = (cache_slot){ h, s };
+    r->cache_used++;
+    return s;
+}
+
+/* Hands on the pending calls with their stack, and ends the block. */
+static void emit_calls(reader *r, const at_stack *stack)
+{
+    reserve((void **)&r->abuf, &r->cabuf, r->nargs, sizeof *r->abuf);
+    for (size_t i = 0; i < r->nargs; i++) {
+        r->abuf[i].name = r->text + r->args[i].name_off;
+        r->abuf[i].value = r->text + r->args[i].value_off;
+    }
+    for (size_t i = 0; i < r->ncalls && !r->stop; i++) {
+        pend_call *pc = &r->calls[i];
+        uint32_t next = i + 1 < r->ncalls ? r->calls[i + 1].arg_first : (uint32_t)r->nargs;
+        pc->call.nargs = next - pc->arg_first;
+        pc->call.args = pc->call.nargs ? r->abuf + pc->arg_first : NULL;
+        pc->call.stack = stack;
+        at_record rec = { .kind = AT_REC_CALL, .line = pc->line, .u.call = &pc->call };
+        put(r, &rec);
+    }
+    block_reset(r);
+    r->st = ST_TOP;
+    flush_block_comments(r);
+}
+
+static const at_stack *emit_block(reader *r)
+{
+    const at_stack *stack = find_stack(r);
+    emit_calls(r, stack);
+    return stack;
+}
+
+static void add_call(reader *r, const at_call *c)
+{
+    if (!r->t->input_compressed) {
+        if (r->have_index && c->index <= r->last_index)
+            BAD(r, r->lineno, "call index %llu does not follow %llu",
+                (unsigned long long)c->index, (unsigned long long)r->last_index);
+        r->have_index = true;
+        r->last_index = c->index;
+    }
+    reserve((void **)&r->calls, &r->ccalls, r->ncalls, sizeof *r->calls);
+    r->calls[r->ncalls++] = (pend_call){ .call = *c, .arg_first = (uint32_t)r->nargs, .line = r->lineno };
+    r->calls[r->ncalls - 1].call.kind = r->kind;
+}
+
+static bool read_arg(reader *r, const char *line, size_t len)
+{
+    const char *p = line + 2, *end = line + len;
+    const char *eq = find_first(p, (size_t)(end - p), " = ", 3);
+    if (!eq || eq == p)
+        return false;
+    reserve((void **)&r->args, &r->cargs, r->nargs, sizeof *r->args);
+    pend_arg *a = &r->args[r->nargs++];
+    a->name_off = save_text(&r->text, &r->tlen, &r->tcap, p, (size_t)(eq - p));
+    a->value_off = save_text(&r->text, &r->tlen, &r->tcap, eq + 3, (size_t)(end - eq - 3));
+    return true;
+}
+
+static bool read_frame(reader *r, const char *line, size_t len)
+{
+    const char *end = line + len;
+    if (!is_prefix(line, len, "\t0x"))
+        return false;
+    uint64_t addr;
+    size_t n = parse_hex(line + 3, end, &addr);
+    if (!n)
+        return false;
+    const char *p = line + 3 + n;
+    size_t off = (size_t)-1;
+    if (p < end) {
+        if (*p != ' ')
+            return false;
+        off = save_text(&r->text, &r->tlen, &r->tcap, p + 1, (size_t)(end - p - 1));
+    }
+    reserve((void **)&r->frames, &r->cframes, r->nframes, sizeof *r->frames);
+    r->frames[r->nframes++] = (pend_frame){ addr, off };
+    return true;
+}
+
+static void keep_block_comment(reader *r, const char *line, size_t len)
+{
+    reserve((void **)&r->comments, &r->ccomments, r->ncomments, sizeof *r->comments);
+    size_t off = save_text(&r->ctext, &r->ctlen, &r->ctcap, line, len);
+    r->comments[r->ncomments++] = (pend_comment){ off, len, r->lineno };
+}
+
+/* ---- lines ------------------------------------------------------------- */
+
+static bool starts_call(const char *line, size_t len)
+{
+    return len && line[0] >= '0' && line[0] <= '9';
+}
+
+static void top_line(reader *r, const char *line, size_t len);
+
+/* A leak kind line: the kind of the calls that follow in this block. */
+static bool take_kind(reader *r, const char *line, size_t len)
+{
+    at_leak_kind k = at_leak_kind_line(line, len);
+    if (k != AT_LEAK_UNKNOWN)
+        r->kind = (uint8_t)k;
+    return k != AT_LEAK_UNKNOWN;
+}
+
+static void block_line(reader *r, const char *line, size_t len)
+{
+    if (len == 0) {
+        emit_block(r);
+        return;
+    }
+    if (line[0] == '\t') {
+        if (len > 1 && line[1] == '$') {
+            if (r->st != ST_CALLS) {
+                BAD(r, r->lineno, "argument line after the frames");
+                return;
+            }
+            if (!read_arg(r, line, len))
+                BAD(r, r->lineno, "malformed argument line (TAB $NAME = VALUE)");
+            return;
+        }
+        if (read_frame(r, line, len))
+            r->st = ST_FRAMES;
+        else
+            BAD(r, r->lineno, "malformed frame line (TAB 0xADDR [TEXT])");
+        return;
+    }
+    if (is_prefix(line, len, AT_ALLOC_SUMMARY)) {
+        r->st = ST_FRAMES;
+        return;
+    }
+    if (line[0] == '#') {
+        if (!take_kind(r, line, len) && !is_prefix(line, len, AT_TEMP_COMMENT))
+            keep_block_comment(r, line, len);
+        return;
+    }
+    if (starts_call(line, len) && r->st == ST_CALLS) {
+        at_call c;
+        if (parse_call(r, line, len, &c)) {
+            add_call(r, &c); /* another call of a compressed group */
+            return;
+        }
+    }
+    /* Anything else ends the block that lacked its blank line. */
+    if (BAD(r, r->block_line, "call record not ended by a blank line"))
+        return;
+    emit_block(r);
+    if (!r->stop)
+        top_line(r, line, len);
+}
+
+static void top_line(reader *r, const char *line, size_t len)
+{
+    if (len == 0)
+        return;
+    bool ok = true;
+    switch (line[0]) {
+    case '#':
+        if (take_kind(r, line, len))
+            return;
+        if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
+            emit_comment(r, line, len, r->lineno);
+        return;
+    case '<':
+        ok = read_resource(r, line, len);
+        break;
+    case '@':
+        ok = is_prefix(line, len, AT_CTX_PREFIX) && read_context(r, line, len);
+        break;
+    case ':':
+        ok = is_prefix(line, len, AT_MAP_PREFIX) && read_map(r, line, len);
+        break;
+    case '&':
+        ok = is_prefix(line, len, AT_ATTACH_PREFIX) && read_attachment(r, line, len);
+        break;
+    case '\t':
+        BAD(r, r->lineno, "argument or frame line outside a call record");
+        return;
+    default:
+        if (starts_call(line, len)) {
+            at_call c;
+            if (parse_call(r, line, len, &c)) {
+                r->block_line = r->lineno;
+                add_call(r, &c);
+                r->st = ST_CALLS;
+            } else if (!BAD(r, r->lineno, "malformed call line: \"%.*s\"",
+                            (int)(len > 80 ? 80 : len), line)) {
+                r->st = ST_SKIP;
+            }
+            return;
+        }
+        ok = false;
+    }
+    if (!ok) {
+        if (BAD(r, r->lineno, "unreadable line kept as a comment: \"%.*s\"",
+                (int)(len > 80 ? 80 : len), line))
+            return;
+        emit_comment(r, line, len, r->lineno);
+    }
+}
+
+static void one_line(reader *r, const char *line, size_t len)
+{
+    r->lineno++;
+    if (len && line[len - 1] == '\r')
+        len--;
+    if (r->lineno == 1) {
+        if (looks_like_header(line, len)) {
+            read_header(r, line, len);
+            if (!r->stop)
+                emit_header(r, 1);
+            return;
+        }
+        emit_header(r, 0);
+        if (BAD(r, 1, "no header line (version=..., arch=..., ...)"))
+            return;
+    }
+    switch (r->st) {
+    case ST_TOP:
+        top_line(r, line, len);
+        break;
+    case ST_CALLS:
+    case ST_FRAMES:
+        block_line(r, line, len);
+        break;
+    case ST_SKIP:
+        if (len == 0)
+            r->st = ST_TOP;
+        break;
+    }
+}
+
+/* End of input; partial: the last line had no line end. */
+static void at_eof(reader *r, bool partial)
+{
+    if (r->lineno == 0 && !partial) {
+        emit_header(r, 0); /* empty input: an empty trace */
+        return;
+    }
+    if (partial || r->st == ST_CALLS || r->st == ST_FRAMES) {
+        uint64_t line = r->st == ST_CALLS || r->st == ST_FRAMES ? r->block_line : r->lineno;
+        bool strict = r->d->strict;
+        r->d->strict = false; /* a warning even under --strict: see the top */
+        if (r->st == ST_CALLS || r->st == ST_FRAMES)
+            at_diag_input(r->d, line, "truncated last record (call %llu) dropped",
+                          (unsigned long long)r->calls[r->ncalls - 1].call.index);
+        else
+            at_diag_input(r->d, line, "truncated last line dropped");
+        r->d->strict = strict;
+        block_reset(r);
+        flush_block_comments(r);
+    }
+}
+
+static void reader_init(reader *r, at_trace *t, at_stage *sink, at_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    r->t = t;
+    r->sink = sink;
+    r->d = d;
+}
+
+static void reader_done(reader *r)
+{
+    free(r->calls);
+    free(r->args);
+    free(r->frames);
+    free(r->comments);
+    free(r->text);
+    free(r->ctext);
+    free(r->fbuf);
+    free(r->abuf);
+    free(r->cache);
+    for (size_t i = 0; i < r->nraw; i++)
+        free(r->raw[i].text);
+    free(r->raw);
+}
+
+/* ---- the fast path for repeated frame lists ------------------------------ */
+
+static uint64_t raw_hash(const char *p, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    uint64_t w = 0;
+    memcpy(&w, p + i, len - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 32);
+}
+
+static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
+{
+    if ((r->raw_used + 1) * 2 > r->nraw) {
+        size_t n = r->nraw ? r->nraw * 2 : 4096;
+        raw_slot *t = calloc(n, sizeof *t);
+        if (!t)
+            at_oom();
+        for (size_t i = 0; i < r->nraw; i++) {
+            if (!r->raw[i].stack)
+                continue;
+            size_t j = (size_t)r->raw[i].hash & (n - 1);
+            while (t[j].stack)
+                j = (j + 1) & (n - 1);
+            t[j] = r->raw[i];
+        }
+        free(r->raw);
+        r->raw = t;
+        r->nraw = n;
+    }
+    size_t i = (size_t)h & (r->nraw - 1);
+    for (; r->raw[i].stack; i = (i + 1) & (r->nraw - 1))
+        if (r->raw[i].hash == h && r->raw[i].len == len && memcmp(r->raw[i].text, p, len) == 0)
+            break;
+    return &r->raw[i];
+}
+
+/* The blank line that ends the frame list starting at p: *stop is set to
+ * the line end before it, and the end of the blank line is returned (NULL
+ * when it is not in the buffer yet). Both "\n\n" and "\r\n\r\n" end a
+ * list; looking for "\n\n" alone would miss every CRLF list and scan to
+ * the end of the buffer for each record. memchr is much faster than
+ * memmem on short lines. */
+static const char *find_blank_line(const char *p, const char *end, const char **stop)
+{
+    for (const char *nl = p;; nl++) {
+        nl = memchr(nl, '\n', (size_t)(end - nl));
+        if (!nl || nl + 1 >= end)
+            return NULL;
+        if (nl[1] == '\n') {
+            *stop = nl;
+            return nl + 2;
+        }
+        if (nl[1] == '\r') {
+            if (nl + 2 >= end)
+                return NULL;
+            if (nl[2] == '\n') {
+                *stop = nl;
+                return nl + 3;
+            }
+        }
+    }
+}
+
+/* At a block's first frame line, with the whole frame list and its blank
+ * line in the buffer: a trace repeats a few thousand frame lists millions
+ * of times, so the bytes of the list are looked up as they are, and only a
+ * list never seen is parsed line by line (and remembered if it was nothing
+ * but well-formed frame lines). Returns the end of the blank line, or NULL
+ * to go the ordinary way. */
+static const char *fast_frames(reader *r, const char *p, const char *end)
+{
+    const char *stop;
+    const char *next = find_blank_line(p, end, &stop);
+    if (!next)
+        return NULL;
+    size_t len = (size_t)(stop + 1 - p);
+    uint64_t h = raw_hash(p, len);
+    raw_slot *slot = raw_find(r, h, p, len);
+    if (slot->stack) {
+        r->lineno += slot->stack->nframes + 1;
+        emit_calls(r, slot->stack);
+        return next;
+    }
+    uint64_t warnings = r->d->warnings;
+    size_t lines = 0;
+    for (const char *q = p; q <= stop && !r->stop; lines++) {
+        const char *nl = memchr(q, '\n', (size_t)(stop + 1 - q));
+        one_line(r, q, (size_t)(nl - q));
+        q = nl + 1;
+    }
+    if (r->stop)
+        return next;
+    if (r->st == ST_FRAMES && r->nframes == lines && r->ncomments == 0 &&
+        r->d->warnings == warnings) {
+        r->lineno++;
+        const at_stack *s = emit_block(r);
+        /* the slot is still free: nothing was added to the table since */
+        *slot = (raw_slot){ h, len, malloc(len), s };
+        if (!slot->text)
+            at_oom();
+        memcpy(slot->text, p, len);
+        r->raw_used++;
+    } else {
+        /* the blank line, the ordinary way ("\r" or nothing) */
+        one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
+    }
+    return next;
+}
+
+/* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
+static size_t feed(reader *r, const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    while (p < end && !r->stop) {
+        if (r->st == ST_CALLS && end - p > 3 && p[0] == '\t' && p[1] == '0' && p[2] == 'x') {
+            const char *next = fast_frames(r, p, end);
+            if (next) {
+                p = next;
+                continue;
+            }
+        }
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            break;
+        one_line(r, p, (size_t)(nl - p));
+        p = nl + 1;
+    }
+    return (size_t)(p - buf);
+}
+
+/* A partial last line: a header line is kept (a trace of one line), any
+ * other is a truncated record. */
+static void partial_tail(reader *r, const char *p, size_t n)
+{
+    if (r->lineno == 0) {
+        one_line(r, p, n);
+        if (!r->stop)
+            at_eof(r, false);
+        return;
+    }
+    r->lineno++;
+    at_eof(r, true);
+}
+
+/* ---- input that is not a trace ------------------------------------------ */
+
+/* How much of the input is judged before any of it is read as a trace:
+ * far more than any header line (a few hundred bytes). */
+#define SNIFF_BYTES (64u << 10)
+
+/* A control byte that text does not hold (file(1) judges the same way);
+ * TAB, FF, VT, BEL, BS and ESC pass. */
+static bool is_binary_byte(unsigned char c)
+{
+    if (c >= 0x20)
+        return c == 0x7f;
+    return c != '\t' && c != '\f' && c != '\v' && c != '\a' && c != '\b' && c != 0x1b;
+}
+
+/* Why the input starting with buf[0..len) is not a trace (into why), or
+ * false. at_end: that is all of it. Only the first line is judged: the
+ * rest of a trace may hold whatever its program put in names and
+ * comments, and a trace without its header is still read (with a
+ * warning), so the first line must be a header or a record. */
+static bool not_a_trace(const char *buf, size_t len, bool at_end, char *why, size_t n)
+{
+    const char *nl = memchr(buf, '\n', len);
+    size_t line = nl ? (size_t)(nl - buf) : len;
+    if (nl && line && buf[line - 1] == '\r')
+        line--;
+    for (size_t i = 0; i < line; i++) {
+        if (buf[i] == '\r') {
+            snprintf(why, n, "its lines end in CR alone (classic Mac OS line ends), not LF or CRLF");
+            return true;
+        }
+        if (is_binary_byte((unsigned char)buf[i])) {
+            snprintf(why, n, "binary data (byte 0x%02x at offset %zu)", (unsigned char)buf[i], i);
+            return true;
+        }
+    }
+    if (!nl && !at_end) {
+        snprintf(why, n, "no line end in its first %u KiB", SNIFF_BYTES >> 10);
+        return true;
+    }
+    if (looks_like_header(buf, line) || (line && strchr("0123456789<@:&#", buf[0])))
+        return false;
+    snprintf(why, n, "its first line is neither a header (version=..., arch=...) nor a record");
+    return true;
+}
+
+/* Judges the first bytes of the input (see not_a_trace); an empty input
+ * is no trace either, but only --strict says so (an empty result is what
+ * it stands for). Returns true when nothing is to be read: an error under
+ * --strict, else one warning and an empty result. */
+static bool refuse_input(reader *r, const char *buf, size_t len, bool at_end)
+{
+    char why[128];
+    if (len == 0) {
+        if (!r->d->strict)
+            return false;
+        snprintf(why, sizeof why, "the input is empty");
+    } else if (!not_a_trace(buf, len, at_end, why, sizeof why)) {
+        return false;
+    }
+    bool strict = at_diag_input(r->d, 1, "not a trace: %s%s", why, r->d->strict ? "" : "; nothing read");
+    if (!strict)
+        emit_header(r, 0); /* the empty result */
+    r->stop = true;
+    r->gave_up = !strict;
+    return true;
+}
+
+/* A line longer than the read buffer that holds a NUL byte is binary data
+ * (a file of NUL bytes after a header has no line end at all): reading it
+ * whole would take memory without bound, for nothing. The record it cuts
+ * is dropped; what came before is kept. Returns true when it was one. */
+static bool binary_long_line(reader *r, const char *buf, size_t len)
+{
+    if (!memchr(buf, '\0', len))
+        return false;
+    bool strict = at_diag_input(r->d, r->lineno + 1,
+                                "binary data (NUL bytes) in a line of more than %u MiB; the rest of "
+                                "the input is not read", (unsigned)(len >> 20));
+    block_reset(r);
+    r->st = ST_TOP;
+    flush_block_comments(r);
+    r->stop = true;
+    r->gave_up = !strict;
+    return true;
+}
+
+/* ---- the read loop ------------------------------------------------------- */
+
+/* Reads all of `in` into r. Returns 0, or -1 when the read stopped on an
+ * error (reported through r->d). */
+static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *opts)
+{
+    size_t len = 0;
+    char *buf = at_xmalloc(cap);
+    bool judged = false;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) { /* a line longer than the buffer */
+            if (judged && binary_long_line(r, buf, len))
+                break;
+            cap *= 2;
+            buf = at_xrealloc(buf, cap);
+        }
+        ssize_t got = at_input_read(in, buf + len, cap - len);
+        if (got < 0) {
+            rc = -1;
+            break;
+        }
+        len += (size_t)got;
+        if (!judged) {
+            if (got > 0 && len < SNIFF_BYTES)
+                continue;
+            judged = true;
+            if (refuse_input(r, buf, len, got == 0))
+                break;
+        }
+        size_t used = feed(r, buf, len);
+        if (r->stop || r->d->failed) /* a stage's error (--strict) ends the read too */
+            break;
+        if (got == 0) {
+            if (used < len)
+                partial_tail(r, buf + used, len - used);
+            else
+                at_eof(r, false);
+            break;
+        }
+        memmove(buf, buf + used, len - used);
+        len -= used;
+        /* Each block: the callback decides how often to draw (progress.c). */
+        if (opts && opts->progress) /* bytes of the file, as main's total is */
+            opts->progress(opts->progress_arg, at_input_file_bytes(in));
+    }
+    free(buf);
+    return (r->stop && !r->gave_up) || rc || r->d->failed ? -1 : 0;
+}
+
+/* The read buffer: READ_BLOCK, or less for a small input in memory. */
+static size_t buffer_size(size_t hint)
+{
+    size_t cap = 4096;
+    while (cap < READ_BLOCK && cap <= hint)
+        cap *= 2;
+    return cap;
+}
+
+int at_read_mem(const char *data, size_t len, at_trace *t, at_stage *sink, at_diag *d)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    at_input *in = at_input_mem(data, len, d);
+    int rc = read_input(&r, in, buffer_size(len), NULL);
+    at_input_free(in);
+    reader_done(&r);
+    return rc;
+}
+
+int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_opts *opts)
+{
+    reader r;
+    reader_init(&r, t, sink, d);
+    at_input *in = at_input_fd(fd, d);
+    int rc = read_input(&r, in, READ_BLOCK, opts);
+    at_input_free(in);
+    reader_done(&r);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/*
+ * postproc/read/reorder.h: the calls of a compressed-form input (filter=compress:
+ * calls grouped by backtrace, TEXT_FORMAT.md) put back into index order,
+ * so that every later stage, and the text written, see calls as the
+ * program made them. Other inputs pass through untouched.
+ */
+#ifndef AT_REORDER_H
+#define AT_REORDER_H
+
+#include "trace.h"
+
+/* Sets t->calls_in_order: the stages after it may rely on index order. */
+at_stage *at_reorder_new(at_stage *next, at_trace *t);
+void at_reorder_free(at_stage *s);
+
+#endif
