@@ -17,4 +17,9 @@ void at_json_str(FILE *f, const char *s);
  * comment. */
 void at_json_str_html(FILE *f, const char *s);
 
+/* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 when
+ * s[0] does not start one: names and paths in traces are bytes, JSON and
+ * XML documents must be valid UTF-8. */
+size_t at_utf8_len(const unsigned char *s);
+
 #endif

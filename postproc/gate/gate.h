@@ -188,9 +188,6 @@ const at_frame_info *at_gate_alloc_site(const at_frame_info *frames, uint32_t n)
  * esc (XML needs escaping). */
 void at_gate_print_site(FILE *out, const at_frame_info *f, void (*esc)(FILE *, const char *));
 
-/* Length of the valid UTF-8 sequence starting at s (1 to 4), or 0 when
- * s[0] does not start one (gate_utf8.c). */
-size_t at_gate_utf8_len(const unsigned char *s);
 
 /* ---- baselines (baseline.c) -------------------------------------------- */
 

@@ -9,6 +9,7 @@
  * valid UTF-8) become '?'.
  */
 #include "gate.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -27,9 +28,9 @@ static void esc(FILE *f, const char *s)
                 fputc('?', f);
             else if (*c < 0x80)
                 fputc(*c, f);
-            else if (at_gate_utf8_len(c)) {
-                fwrite(c, 1, at_gate_utf8_len(c), f);
-                c += at_gate_utf8_len(c) - 1;
+            else if (at_utf8_len(c)) {
+                fwrite(c, 1, at_utf8_len(c), f);
+                c += at_utf8_len(c) - 1;
             } else
                 fputc('?', f);
         }
