@@ -35,12 +35,6 @@
 
 #include "tracer.h"
 
-struct at_real at_real;
-volatile int at_state = AT_STATE_UNINIT;
-volatile int at_enabled = 1;
-__thread int at_guard AT_TLS;
-__thread uint32_t at_ctx_mask AT_TLS;
-
 /* ---- bootstrap arena ----------------------------------------------------- */
 
 #define ARENA_SIZE (256 * 1024)
@@ -74,47 +68,6 @@ static size_t arena_size(const void *p)
     size_t n;
     memcpy(&n, (const char *)p - sizeof n, sizeof n);
     return n;
-}
-
-/* ---- real functions -------------------------------------------------------- */
-
-static atomic_int resolving;
-
-void at_resolve_real(void)
-{
-    if (at_real.free)
-        return;
-    int expected = 0;
-    if (!atomic_compare_exchange_strong(&resolving, &expected, 1))
-        return;   /* dlsym is allocating: the caller falls back to the arena */
-    struct at_real r;
-    r.malloc = dlsym(RTLD_NEXT, "malloc");
-    r.calloc = dlsym(RTLD_NEXT, "calloc");
-    r.realloc = dlsym(RTLD_NEXT, "realloc");
-    r.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
-    r.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-    r.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-    r.memalign = dlsym(RTLD_NEXT, "memalign");
-    r.valloc = dlsym(RTLD_NEXT, "valloc");
-    r.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-    r.free = dlsym(RTLD_NEXT, "free");
-    /* For reach.c's scan at exit, which must not call dlsym then: dlsym
-     * resets the thread's dlerror state, freeing a string the program
-     * still points to. */
-    r.usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
-    /* free last: it is the "resolved" flag. */
-    at_real.malloc = r.malloc;
-    at_real.calloc = r.calloc;
-    at_real.realloc = r.realloc;
-    at_real.reallocarray = r.reallocarray;
-    at_real.posix_memalign = r.posix_memalign;
-    at_real.aligned_alloc = r.aligned_alloc;
-    at_real.memalign = r.memalign;
-    at_real.valloc = r.valloc;
-    at_real.pvalloc = r.pvalloc;
-    at_real.usable_size = r.usable_size;
-    __atomic_store_n(&at_real.free, r.free, __ATOMIC_RELEASE);
-    atomic_store(&resolving, 0);
 }
 
 static inline int ready(void)
