@@ -4,7 +4,8 @@
  * only the malloc family, the exit/exec wrappers, the close family and the
  * at_* API).
  *
- * The cut: hooks.c interposes and decides whether an event is traced;
+ * The cut: real.c holds the real allocator and the tracing state, at
+ * the bottom; hooks.c interposes and decides whether an event is traced;
  * unwind.c captures frames (unwind_probe.c keeps libunwind free of
  * descriptors, unwind_locks.c makes its mutexes safe across fork and
  * drops its signal blocking, unwind_cache.c recycles its per-thread
@@ -58,7 +59,7 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child) AT_HIDDE
 const char *at_getenv(const char *name) AT_HIDDEN;
 const char *at_argv0(void) AT_HIDDEN;
 
-/* ---- hooks.c ----------------------------------------------------------- */
+/* ---- real.c (the bottom: the real allocator, the tracing state) ------- */
 struct at_real {
     void *(*malloc)(size_t);
     void *(*calloc)(size_t, size_t);
@@ -74,9 +75,6 @@ struct at_real {
 };
 extern struct at_real at_real AT_HIDDEN;
 void at_resolve_real(void) AT_HIDDEN;
-/* NULL when the program's malloc is ours; else the object whose malloc
- * comes first in the symbol lookup (an allocator preloaded before us). */
-const char *at_hooks_shadowed(void) AT_HIDDEN;
 
 /* Tracing state, read on every call. */
 enum { AT_STATE_UNINIT, AT_STATE_ACTIVE, AT_STATE_OFF };
@@ -91,6 +89,11 @@ extern __thread int at_guard AT_TLS AT_HIDDEN;
 #define AT_GUARD_PROBE_SEEN 4  /* ... reached our malloc */
 /* Context bits active on this thread. */
 extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
+
+/* ---- hooks.c ----------------------------------------------------------- */
+/* NULL when the program's malloc is ours; else the object whose malloc
+ * comes first in the symbol lookup (an allocator preloaded before us). */
+const char *at_hooks_shadowed(void) AT_HIDDEN;
 
 /* ---- unwind.c ---------------------------------------------------------- */
 int at_unwind_init(void) AT_HIDDEN;
@@ -400,7 +403,8 @@ void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
 /* ---- signals.c --------------------------------------------------------- */
 /* Catches the signals that end the process while the program leaves them
  * at SIG_DFL; sigaction()/signal() still show the program SIG_DFL. */
-void at_signals_install(void) AT_HIDDEN;
+/* `on_end(sig)` writes the trace (lifecycle.c's at_finish_signal). */
+void at_signals_install(void (*on_end)(int sig)) AT_HIDDEN;
 
 /* ---- lifecycle.c ------------------------------------------------------- */
 /* Starts the tracer, once: from the first intercepted allocation or the
