@@ -397,7 +397,7 @@ void at_start(void)
     at_enabled = at_cfg.start_enabled;
     if (at_cfg.toggle_signal)
         install_toggle();
-    at_signals_install();
+    at_signals_install(at_finish_signal);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     /* Registered before main, so they run after every handler of the
      * program's own. */

@@ -78,8 +78,13 @@ static int install(int sig)
     return real_sigaction(sig, &sa, NULL);
 }
 
-void at_signals_install(void)
+/* What the handler calls to write the trace: lifecycle.c's, handed down
+ * at install so that this file never calls up into the lifecycle. */
+static void (*finish)(int sig);
+
+void at_signals_install(void (*on_end)(int sig))
 {
+    finish = on_end;
     if (resolve() < 0)
         return;
     for (size_t i = 0; i < sizeof ending_signals / sizeof *ending_signals; i++) {
@@ -98,7 +103,8 @@ void at_signals_install(void)
 static void on_signal(int sig)
 {
     at_guard = 1;
-    at_finish_signal(sig);
+    if (finish)
+        finish(sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
