@@ -160,6 +160,22 @@ size_t at_format_body(char *buf, const struct at_event *e)
     return (size_t)(p - buf);
 }
 
+char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count, uint64_t bytes)
+{
+    p = PUTS(p, AT_ALLOC_SUMMARY);
+    p += at_fmt_dec(p, count);
+    p = PUTS(p, " block(s) with total size ");
+    p += at_fmt_dec(p, bytes);
+    *p++ = '\n';
+    for (int i = 0; i < n; i++) {
+        p = PUTS(p, "\t0x");
+        p = put_hex16(p, (uintptr_t)frames[i]);
+        *p++ = '\n';
+    }
+    *p++ = '\n';
+    return p;
+}
+
 /* ---- the header ----------------------------------------------------------- */
 
 /* Header values never hold ',' or a newline. */
@@ -191,8 +207,12 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     p = PUTS(p, ", " AT_HDR_PID "=");
     p += at_fmt_dec(p, (uint64_t)pid);
     p = PUTS(p, ", ");
+    /* Both modes write the compressed form: leaks mode at exit, full mode
+     * chunk by chunk (chunk.c). */
     if (at_cfg.leaks_mode)
         p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_LEAKS "|" AT_FILTER_COMPRESS ", ");
+    else
+        p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_COMPRESS ", ");
     p = PUTS(p, AT_HDR_DEPTH "=");
     p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
     p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");

@@ -171,7 +171,7 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
     if (at_cfg.leaks_mode)
         at_live_add(&e, at_order_key());
     else
-        at_commit_alloc(&e);
+        at_commit_event(&e, at_site_intern(&e));
 }
 
 /* The program's errno is what the real allocator left: whatever the tracer
@@ -198,14 +198,15 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     struct at_event e = {
         .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .frames = frames,
     };
+    const struct at_stack *st = NULL;
     if (depth) {
         e.nframes = at_unwind(frames, depth);
         at_maps_check(frames, e.nframes);
+        st = at_site_intern(&e);
     }
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
-    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
-    at_commit(buf, at_format_body(buf, &e), e.time_us);
+    at_commit_event(&e, st);
 }
 
 /* The program's errno through a traced realloc: set back to its value at
@@ -264,9 +265,8 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
         return q;
     }
     at_maps_check(frames, nframes);
-    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * depth + 2];
-    size_t len = at_format_body(buf, &rel);
-    return at_commit_realloc(buf, len, &alloc, p, n, m, op);
+    /* The release's backtrace, when it has one, is the allocation's. */
+    return at_commit_realloc(&rel, &alloc, at_site_intern(&alloc), p, n, m, op);
 }
 
 /* ---- the interposed functions --------------------------------------------- */

@@ -293,6 +293,8 @@ static void fork_prepare(void)
     at_writer_fork_prepare();
     if (at_cfg.leaks_mode)
         at_live_fork_prepare();
+    else
+        at_sites_fork_prepare();
 }
 
 static void fork_parent(void)
@@ -301,6 +303,8 @@ static void fork_parent(void)
         return;
     if (at_cfg.leaks_mode)
         at_live_fork_parent();
+    else
+        at_sites_fork_parent();
     at_writer_fork_parent();
     at_maps_fork_parent();
     at_unwind_fork_parent();
@@ -314,6 +318,8 @@ static void fork_child(void)
     int e = errno;
     if (at_cfg.leaks_mode)
         at_live_fork_child();
+    else
+        at_sites_fork_child();
     at_writer_fork_child();
     at_maps_fork_child();
     at_unwind_fork_child();
@@ -387,6 +393,8 @@ void at_start(void)
     at_unwind_init();
     if (at_cfg.leaks_mode)
         at_live_init();
+    else
+        at_sites_init();   /* full mode's records point to interned backtraces */
     if (at_writer_open(my_pid, 0) < 0)
         goto off;
     at_maps_refresh();

@@ -180,16 +180,39 @@ struct at_event {
     int nframes;
 };
 
-/* Assigns the next index and appends "INDEX. " + body. `time_us` is the
- * record's time (0 when timestamps are off): with it, a buffer older than
- * a second is written out, so an idle program's trace is not held back. */
-void at_commit(const char *body, size_t len, uint64_t time_us) AT_HIDDEN;
-/* realloc's pair under one lock hold: see writer.c. Returns realloc's result. */
-void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
-                        void *old, size_t n, size_t m,
+/*
+ * The shared buffer's stream (writer.c writes it, chunk.c reads it): per
+ * event a binary record, 8-byte aligned; other text (header, registry,
+ * map lines, leaks mode's records) as a tagged entry, an 8-byte head
+ * (AT_REC_TEXT | length << AT_REC_INDEX_SHIFT) and the text, padded to
+ * 8 bytes.
+ */
+#define AT_CHUNK_BYTES (1u << 20)   /* the buffer: one chunk */
+#define AT_TEXT_PIECE  (1u << 20)   /* text a write (a zstd frame) holds at most */
+enum { AT_REC_CALL = 1, AT_REC_TEXT = 2 };
+#define AT_REC_RELEASE_SHIFT 2
+#define AT_REC_FN_SHIFT 3
+#define AT_REC_INDEX_SHIFT 8
+struct at_stack;
+struct at_rec {
+    uint64_t head;       /* AT_REC_CALL | release | fn | index << AT_REC_INDEX_SHIFT */
+    uint32_t ctx;
+    uint32_t unused;
+    uint64_t size;       /* allocation: its size */
+    uint64_t id;
+    uint64_t time_us;
+    const struct at_stack *stack;   /* interned frames; NULL: none */
+};
+_Static_assert(sizeof(struct at_rec) == 48, "a record is 48 bytes");
+
+/* Full mode's event: `st` its interned backtrace (NULL: no frames). The
+ * next index is drawn and the record put in the buffer under one lock. */
+void at_commit_event(const struct at_event *e, const struct at_stack *st) AT_HIDDEN;
+/* realloc's pair under one lock hold (both share `st`, the release
+ * only with free backtraces): see writer.c. Returns realloc's result. */
+void *at_commit_realloc(const struct at_event *rel, struct at_event *alloc,
+                        const struct at_stack *st, void *old, size_t n, size_t m,
                         void *(*op)(void *, size_t, size_t)) AT_HIDDEN;
-/* An allocation record: formatted on the stack and committed; see writer.c. */
-void at_commit_alloc(const struct at_event *e) AT_HIDDEN;
 /* Appends a record under a given index (leaks mode, at exit). */
 void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
 /* Next index without writing (leaks mode numbers events too). */
@@ -218,6 +241,15 @@ void at_writer_close(void) AT_HIDDEN;
 /* From the constructor: starts the thread that compresses and writes
  * (full mode; writer.c). */
 void at_writer_start_thread(void) AT_HIDDEN;
+
+/* ---- chunk.c (the buffer's stream into text, off the hot path) ------- */
+typedef void at_text_out(const char *p, size_t n);
+struct at_chunk;
+/* The state of one formatter (mmap'd: no malloc); NULL when out of memory. */
+struct at_chunk *at_chunk_new(void) AT_HIDDEN;
+/* The stream p[0..n) as the protocol's text in the compressed form,
+ * handed to out() in pieces of whole units. */
+void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out) AT_HIDDEN;
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
@@ -272,6 +304,10 @@ size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
 struct tm;
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                         pid_t pid) AT_HIDDEN;
+/* The end of a compressed-form group: "# allocation summary: ...", the
+ * frames, the blank line (64 bytes and AT_FRAME_TEXT a frame at most). */
+char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count,
+                           uint64_t bytes) AT_HIDDEN;
 /* The end of the last whole unit (record, map line, header line) in
  * p[0..k), for text p[0..n) of whole units; 0 when there is none. */
 size_t at_unit_boundary(const char *p, size_t k, size_t n) AT_HIDDEN;

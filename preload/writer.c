@@ -44,7 +44,7 @@
 
 #include "tracer.h"
 
-#define BUF_SIZE (1u << 20)
+#define BUF_SIZE AT_CHUNK_BYTES
 
 /* What every record touches, in one cache line of its own: the lock, the
  * current buffer, its reserved length, the last index drawn (under ev_lock
@@ -91,41 +91,20 @@ static void write_out(const char *p, size_t n)
     at_outfd_write(p, n);
 }
 
-/* Every write but the last ones of an ending process (at_writer_seal). */
-static void write_all(const char *p, size_t n)
-{
-    if (!sealed)
-        write_out(p, n);
-}
-
 /* ---- the shared buffer ------------------------------------------------- */
 
 /*
- * Reservations. Under ev_lock a thread only draws the index and reserves
- * the record's bytes in the current buffer (a few instructions), and marks
- * its own slot busy with that buffer; it then writes "INDEX. " + body
- * outside the lock and clears the mark. A buffer is written only when no
- * slot is busy with it, i.e. every record in it is complete (a writer
- * takes ev_lock to swap or to write, so it sees every reservation made
- * before). Index order is still file order: index and offset are drawn
- * together under one lock. A release is reserved and copied before the
- * real free runs, so an allocation of the same address by another thread
- * reserves later (higher index, later offset). Each slot is its own cache
- * line, written only by its thread; a thread without a slot (pool used
- * up, thread exiting) copies under the lock instead.
+ * Records. Under ev_lock a thread draws the index and writes its 48-byte
+ * record into the current buffer, and only then moves the length past it
+ * (a signal handler on this thread, which flushes without the lock it
+ * holds, never sees half a record). Index order is file order: index and
+ * offset are drawn together under one lock. A release is placed before
+ * the real free runs, so an allocation of the same address by another
+ * thread is placed later (higher index, later offset). (Until the records
+ * became binary, threads copied their ~300 bytes of text outside the
+ * lock into reservations marked in per-thread slots; 48 bytes are a few
+ * stores, cheaper under the lock than the slot's marks around them.)
  */
-struct slot {
-    atomic_int busy;      /* 0, or 1 + the buffer being written into */
-    atomic_int taken;
-    size_t off, len;      /* the reservation, for the signal flush */
-} __attribute__((aligned(64)));
-#define NSLOTS 1024
-static struct slot *slots;
-static __thread struct slot *my_slot AT_TLS;
-static __thread int slot_off AT_TLS;      /* thread exiting: no more slots */
-static pthread_key_t slot_key;
-static int slot_key_ok;
-
 static void lock_ev(void)
 {
     pthread_mutex_lock(&ev_lock);
@@ -138,62 +117,15 @@ static void unlock_ev(void)
     pthread_mutex_unlock(&ev_lock);
 }
 
-static void slot_release(void *arg)
-{
-    struct slot *sl = arg;
-    slot_off = 1;
-    my_slot = NULL;
-    if (sl)
-        atomic_store(&sl->taken, 0);
-}
+/* Formatters of chunks (chunk.c): one for writes under wr_lock, one for a
+ * signal handler's flush, which may interrupt the other. */
+static struct at_chunk *fmt_main, *fmt_signal;
 
-static void slots_init(void)
-{
-    if (slots)
-        return;
-    void *m = mmap(NULL, sizeof(struct slot) * NSLOTS, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-        return;
-    slot_key_ok = pthread_key_create(&slot_key, slot_release) == 0;
-    slots = m;
-}
-
-static struct slot *claim_slot(void)
-{
-    if (!slots || slot_off || !slot_key_ok)
-        return NULL;
-    for (size_t i = 0; i < NSLOTS; i++) {
-        int expected = 0;
-        if (atomic_compare_exchange_strong(&slots[i].taken, &expected, 1)) {
-            my_slot = &slots[i];
-            pthread_setspecific(slot_key, my_slot);
-            return my_slot;
-        }
-    }
-    slot_off = 1;   /* pool used up: this thread copies under the lock */
-    return NULL;
-}
-
-/* Waits until no reservation in buffer `b` is being written. */
-static void wait_complete(int b)
-{
-    for (size_t i = 0; slots && i < NSLOTS; i++) {
-        unsigned spins = 0;
-        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1) {
-            if (++spins < 1000)
-                __builtin_ia32_pause();
-            else
-                sched_yield();
-        }
-    }
-}
-
-/* Writes buffer `b` (n reserved bytes) once complete; wr_lock held. */
+/* Writes buffer `b` (n bytes of stream) as text; wr_lock held. */
 static void write_buffer(int b, size_t n)
 {
-    wait_complete(b);
-    write_all(bufs[b], n);
+    if (!sealed && n)
+        at_chunk_text(fmt_main, bufs[b], n, write_out);
 }
 
 /* ---- the writer thread (full mode) ------------------------------------ */
@@ -389,12 +321,80 @@ static void write_held(void)
     pthread_mutex_unlock(&wr_lock);
 }
 
-static char *put_index(char *p, uint64_t idx)
+/* The length moves past what was written only now (see "Records"). */
+static void publish(size_t len)
 {
-    p += at_fmt_dec(p, idx);
+    atomic_signal_fence(memory_order_seq_cst);
+    __atomic_store_n(&buf_len, len, __ATOMIC_RELEASE);
+}
+
+static void note_record(void)
+{
+    if (!records)   /* no store once set: the line is read by every record */
+        records = 1;
+}
+
+static void put_rec(const struct at_event *e, const struct at_stack *st, uint64_t idx)
+{
+    struct at_rec *r = (struct at_rec *)(void *)(bufs[cur] + buf_len);
+    *r = (struct at_rec){
+        .head = AT_REC_CALL | (uint64_t)(e->release != 0) << AT_REC_RELEASE_SHIFT |
+                (uint64_t)e->fn << AT_REC_FN_SHIFT | idx << AT_REC_INDEX_SHIFT,
+        .ctx = e->ctx, .size = e->size, .id = e->id, .time_us = e->time_us, .stack = st,
+    };
+    publish(buf_len + sizeof *r);
+    note_record();
+}
+
+/* Under ev_lock: a text entry of `len` bytes, made by fill(). */
+static void put_text(size_t len, void (*fill)(char *, const void *, size_t), const void *arg)
+{
+    reserve(8 + len + 7);
+    char *p = bufs[cur] + buf_len;
+    uint64_t head = AT_REC_TEXT | (uint64_t)len << AT_REC_INDEX_SHIFT;
+    memcpy(p, &head, 8);
+    fill(p + 8, arg, len);
+    publish(buf_len + 8 + ((len + 7) & ~(size_t)7));
+}
+
+void at_commit_event(const struct at_event *e, const struct at_stack *st)
+{
+    if (__builtin_expect(atomic_load_explicit(&thread_state, memory_order_relaxed) == 1, 0))
+        start_thread();   /* a forked child's */
+    lock_ev();
+    if (!bufs[0]) {
+        unlock_ev();
+        return;
+    }
+    uint64_t time_us = e->time_us;
+    if (time_us && !last_write_us)
+        last_write_us = time_us;
+    reserve(sizeof(struct at_rec));
+    put_rec(e, st, ++counter);
+    int aged = (time_us && time_us - last_write_us > 1000000 && !open_pending) ||
+               (atomic_load_explicit(&age_due, memory_order_relaxed) && !open_pending);
+    if (__builtin_expect(unbuffered || aged, 0)) {
+        atomic_store_explicit(&age_due, 0, memory_order_relaxed);
+        last_write_us = time_us;
+        swap_and_write();
+    }
+    unlock_ev();
+}
+
+struct indexed {
+    uint64_t index;
+    const char *body;
+    size_t len;
+};
+
+static void fill_indexed(char *p, const void *arg, size_t len)
+{
+    const struct indexed *x = arg;
+    p += at_fmt_dec(p, x->index);
     *p++ = '.';
     *p++ = ' ';
-    return p;
+    memcpy(p, x->body, x->len);
+    (void)len;
 }
 
 static size_t dec_len(uint64_t v)
@@ -407,76 +407,14 @@ static size_t dec_len(uint64_t v)
     return n;
 }
 
-/* Under ev_lock: appends "INDEX. " + body and commits it at once. */
-static void append_locked(uint64_t idx, const char *body, size_t len)
-{
-    reserve(len + 24);
-    char *p = put_index(bufs[cur] + buf_len, idx);
-    memcpy(p, body, len);
-    buf_len = (size_t)(p + len - bufs[cur]);
-    if (!records)   /* no store once set: the line is read by every record */
-        records = 1;
-}
-
-void at_commit(const char *body, size_t len, uint64_t time_us)
-{
-    if (__builtin_expect(atomic_load_explicit(&thread_state, memory_order_relaxed) == 1, 0))
-        start_thread();   /* a forked child's */
-    struct slot *sl = my_slot;
-    if (__builtin_expect(!sl, 0) && !slot_off)
-        sl = claim_slot();
-    lock_ev();
-    if (!bufs[0]) {
-        unlock_ev();
-        return;
-    }
-    if (time_us && !last_write_us)
-        last_write_us = time_us;
-    int aged = (time_us && time_us - last_write_us > 1000000 && !open_pending) ||
-               (atomic_load_explicit(&age_due, memory_order_relaxed) && !open_pending);
-    if (!sl || unbuffered || aged) {
-        append_locked(++counter, body, len);
-        if (unbuffered || aged) {
-            atomic_store_explicit(&age_due, 0, memory_order_relaxed);
-            last_write_us = time_us;
-            swap_and_write();
-        }
-        unlock_ev();
-        return;
-    }
-    reserve(len + 24);
-    uint64_t idx = ++counter;
-    size_t n = dec_len(idx) + 2 + len;
-    int b = cur;
-    size_t off = buf_len;
-    /* Marked busy before the length covers it: a signal on this
-     * thread in between must not write the uncopied bytes. */
-    sl->off = off;
-    sl->len = n;
-    atomic_store_explicit(&sl->busy, b + 1, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
-    buf_len += n;
-    if (!records)
-        records = 1;
-    unlock_ev();
-    char *p = put_index(bufs[b] + off, idx);
-    memcpy(p, body, len);
-    atomic_store_explicit(&sl->busy, 0, memory_order_release);
-}
-
-/* An allocation cannot be released before its call returns, so it is
- * committed like any record, after the real allocator returned. */
-void at_commit_alloc(const struct at_event *e)
-{
-    char buf[AT_HEAD_MAX + AT_FRAME_TEXT * e->nframes + 2];
-    at_commit(buf, at_format_body(buf, e), e->time_us);
-}
-
 void at_commit_indexed(uint64_t index, const char *body, size_t len)
 {
     lock_ev();
-    if (bufs[0])
-        append_locked(index, body, len);
+    if (bufs[0]) {
+        struct indexed x = { index, body, len };
+        put_text(dec_len(index) + 2 + len, fill_indexed, &x);
+        note_record();
+    }
     unlock_ev();
 }
 
@@ -486,37 +424,30 @@ void at_commit_indexed(uint64_t index, const char *body, size_t len)
  * under one hold of ev_lock: the release is placed, the real realloc runs,
  * and on failure the release is taken back (nothing can have been numbered
  * or reserved after it meanwhile). Room for both records is reserved first
- * so no flush can separate them; they are committed together at the end.
+ * so no flush can separate them.
  */
-void *at_commit_realloc(const char *rel_body, size_t rel_len, struct at_event *alloc,
-                        void *old, size_t n, size_t m, void *(*op)(void *, size_t, size_t))
+void *at_commit_realloc(const struct at_event *rel, struct at_event *alloc,
+                        const struct at_stack *st, void *old, size_t n, size_t m,
+                        void *(*op)(void *, size_t, size_t))
 {
     lock_ev();
     if (!bufs[0]) {
         unlock_ev();
         return op(old, n, m);
     }
-    reserve(rel_len + 48 + AT_HEAD_MAX + (size_t)alloc->nframes * AT_FRAME_TEXT);
+    reserve(2 * sizeof(struct at_rec));
     size_t saved_len = buf_len;
-    char *p = put_index(bufs[cur] + buf_len, ++counter);
-    memcpy(p, rel_body, rel_len);
-    buf_len = (size_t)(p + rel_len - bufs[cur]);
+    put_rec(rel, rel->nframes ? st : NULL, ++counter);
     void *q = op(old, n, m);
     if (!q && alloc->size != 0) {
-        buf_len = saved_len;
+        __atomic_store_n(&buf_len, saved_len, __ATOMIC_RELEASE);
         counter--;
         unlock_ev();
         return NULL;
     }
-    if (!records)
-        records = 1;
     if (q) {
         alloc->id = (uintptr_t)q;
-        p = put_index(bufs[cur] + buf_len, ++counter);
-        p += at_format_body(p, alloc);
-        buf_len = (size_t)(p - bufs[cur]);
-        if (!records)
-            records = 1;
+        put_rec(alloc, st, ++counter);
     }
     if (unbuffered)
         swap_and_write();
@@ -529,14 +460,17 @@ uint64_t at_next_index(void)
     return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
 }
 
+static void fill_copy(char *p, const void *arg, size_t len)
+{
+    memcpy(p, arg, len);
+}
+
 void at_append_raw(const char *text, size_t len)
 {
     lock_ev();
     while (bufs[0] && len > 0) {
         size_t chunk = len < BUF_SIZE / 2 ? len : BUF_SIZE / 2;
-        reserve(chunk);
-        memcpy(bufs[cur] + buf_len, text, chunk);
-        buf_len += chunk;
+        put_text(chunk, fill_copy, text);
         text += chunk;
         len -= chunk;
     }
@@ -596,7 +530,13 @@ int at_writer_open(pid_t pid, int child)
         }
         bufs[0] = m;
         bufs[1] = m + BUF_SIZE;
-        slots_init();
+        fmt_main = at_chunk_new();
+        fmt_signal = at_chunk_new();
+        if (!fmt_main || !fmt_signal) {
+            at_warn("cannot map the trace formatter: ", strerror(errno), "");
+            bufs[0] = NULL;
+            return -1;
+        }
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
     out_pid = pid;
@@ -703,23 +643,6 @@ static int try_lock_bounded(pthread_mutex_t *m, uint64_t limit_us)
     }
 }
 
-/* Waits, bounded, until no reservation in buffer `b` but `me`'s is
- * being copied; 0 when one never ends. */
-static int wait_bounded(int b, const struct slot *me)
-{
-    for (size_t i = 0; slots && i < NSLOTS; i++) {
-        if (&slots[i] == me)
-            continue;
-        int k = 0;
-        while (atomic_load_explicit(&slots[i].busy, memory_order_acquire) == b + 1 &&
-               ++k < 100000)
-            __builtin_ia32_pause();
-        if (k == 100000)
-            return 0;
-    }
-    return 1;
-}
-
 /*
  * Writes what is buffered and whole, from a handler of a signal that ends
  * the process (or _exit called from one). The locks it gets are kept and
@@ -742,25 +665,10 @@ void at_writer_emergency_flush(void)
     if (pending) {   /* handed off, not written: before the current one */
         int p = pending - 1;
         pending = 0;
-        if (!wait_bounded(p, NULL))
-            return;
-        write_out(bufs[p], pending_n);
+        at_chunk_text(fmt_signal, bufs[p], pending_n, write_out);
     }
-    int b = cur;
-    size_t n = buf_len, own = 0, own_off = 0;
-    struct slot *me = my_slot;
-    if (me && atomic_load_explicit(&me->busy, memory_order_relaxed) == b + 1) {
-        own = me->len;
-        own_off = me->off;
-    }
-    if (!wait_bounded(b, me))
-        return;   /* a copy that never ends: write nothing torn */
-    if (own) {
-        write_out(bufs[b], own_off);
-        write_out(bufs[b] + own_off + own, n - own_off - own);
-    } else {
-        write_out(bufs[b], n);
-    }
+    size_t n = __atomic_load_n(&buf_len, __ATOMIC_ACQUIRE);
+    at_chunk_text(fmt_signal, bufs[cur], n, write_out);
     buf_len = 0;
 }
 
@@ -774,7 +682,7 @@ void at_writer_direct(const char *text, size_t len, int record)
         return;
     records = 1;
     if (buf_len) {
-        write_out(bufs[cur], buf_len);
+        at_chunk_text(fmt_signal, bufs[cur], buf_len, write_out);
         buf_len = 0;
     }
     write_out(text, len);
@@ -841,12 +749,6 @@ void at_writer_fork_child(void)
     holds_ev = 0;
     buf_len = 0;
     records = 0;
-    /* Reservations of the parent's other threads never complete here, and
-     * their slots belong to threads that do not exist here. */
-    for (size_t i = 0; slots && i < NSLOTS; i++) {
-        atomic_store(&slots[i].busy, 0);
-        atomic_store(&slots[i].taken, &slots[i] == my_slot);
-    }
     at_outfd_fork_child();
     open_pending = 0;
 }
