@@ -252,6 +252,181 @@ static void test_dlopen_map_line_precedes_first_use(void **state)
     h_cleanup();
 }
 
+/* The post-processor's plain normal-form rewrite of DIR/trace.txt, read. */
+static struct t_trace postproc_plain(const char *dir, const char *opts)
+{
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result w = h_sh("%s --strict %s %s/trace.txt > %s/plain.txt", pp, opts, dir, dir);
+    assert_int_equal(w.status, 0);
+    char *path = h_fmt("%s/plain.txt", dir);
+    struct t_trace t = t_load(path);
+    assert_false(t.compressed);
+    h_result_free(&w);
+    free(path);
+    free(pp);
+    return t;
+}
+
+/* tracer_process's "interleave" in index order: per round i a release of
+ * the site's previous block (from round 3 on), then malloc(100 + i), the
+ * sites a, b, c in turn. Checks every record and that each site's
+ * records share one frame 0, which the other sites' do not. */
+static void check_interleaved(const struct t_trace *t, size_t first, int rounds)
+{
+    uint64_t frame0[3] = { 0, 0, 0 }, live[3] = { 0, 0, 0 };
+    size_t k = first;
+    for (int i = 0; i < rounds; i++) {
+        int s = i % 3;
+        if (i >= 3) {
+            const struct t_rec *r = &t->recs[k++];
+            assert_true(r->release);
+            assert_string_equal(r->name, "free");
+            assert_int_equal(r->id, live[s]);
+        }
+        const struct t_rec *r = &t->recs[k++];
+        assert_false(r->release);
+        assert_string_equal(r->name, "malloc");
+        assert_int_equal(r->size, 100 + (uint64_t)i);
+        assert_true(r->nframes > 2);
+        if (i < 3)
+            frame0[s] = t_frames(t, r)[0];
+        assert_int_equal(t_frames(t, r)[0], frame0[s]);
+        live[s] = r->id;
+    }
+    assert_true(frame0[0] != frame0[1] && frame0[1] != frame0[2] && frame0[0] != frame0[2]);
+}
+
+/* The first record of tracer_process's interleave: the one after the
+ * 777-byte marker. */
+static size_t after_marker(const struct t_trace *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!t->recs[i].release && t->recs[i].size == 777)
+            return i + 1;
+    fail_msg("no 777-byte marker");
+    return 0;
+}
+
+/* Full mode lists the calls of one backtrace together within each chunk
+ * (the compressed form, made on the writer thread from binary records):
+ * 60000 records of three sites in turn, over several chunks, come back
+ * from alloctrace-postproc in index order, 1, 2, 3, ... with no gap,
+ * each exactly as the program made it, with its own site's frames. */
+static void test_full_trace_of_interleaved_sites_round_trips_in_index_order(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "interleave", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace raw = t_load(path);
+    assert_true(raw.compressed);
+    assert_true(raw.groups * 20 < raw.n);   /* grouped (~40 calls a group), not a record each */
+    struct t_trace t = postproc_plain(dir, "");
+    assert_int_equal(t.n, raw.n);
+    for (size_t i = 0; i < t.n; i++) {
+        assert_int_equal(t.recs[i].index, i + 1);
+        assert_int_equal(raw.recs[i].index, i + 1);
+        assert_int_equal(t.recs[i].id, raw.recs[i].id);
+        assert_int_equal(t.recs[i].nframes, raw.recs[i].nframes);
+        assert_memory_equal(t_frames(&t, &t.recs[i]), t_frames(&raw, &raw.recs[i]),
+                            (size_t)t.recs[i].nframes * sizeof(uint64_t));
+    }
+    check_interleaved(&t, after_marker(&t), 30000);
+    assert_int_equal(t.recs[after_marker(&t) + 29997 + 30000 - 1].id, t_out_addr(r.out, "site_c"));
+    t_free(&t);
+    t_free(&raw);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+/* A fatal signal in full mode: the handler's flush formats the binary
+ * records into the compressed form with no malloc, and the trace reads
+ * back whole, every record to the last, then the cut line. */
+static void test_abort_in_full_mode_writes_every_record_grouped(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "interleave-abort", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 128 + 6);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace raw = t_load(path);
+    assert_true(raw.compressed);
+    assert_string_equal(raw.cut, "killed by signal 6 (SIGABRT)");
+    assert_true(raw.groups * 20 < raw.n);
+    check_interleaved(&raw, after_marker(&raw), 30000);
+    assert_int_equal(raw.recs[after_marker(&raw) + 29997 + 30000 - 1].id, t_out_addr(r.out, "site_c"));
+    struct t_trace t = postproc_plain(dir, "");
+    assert_int_equal(t.n, raw.n);
+    check_interleaved(&t, after_marker(&t), 30000);
+    t_free(&t);
+    t_free(&raw);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
+/* The line number of the first line of `text` matching `re`; 0: none. */
+static size_t line_of(const char *text, const char *re)
+{
+    size_t n = 0;
+    for (const char *p = text; *p; n++) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char *line = strndup(p, len);
+        int hit = h_count_lines(line, re) == 1;
+        free(line);
+        if (hit)
+            return n + 1;
+        p += len + (nl != NULL);
+    }
+    return 0;
+}
+
+/* A library dlopened mid-chunk in the range another one left: its map
+ * line comes before its calls and after every call made under the old
+ * one, also once alloctrace-postproc has put the calls in index order. */
+static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *lib = h_path("build/tests/programs/tracer_dlib.so");
+    char *copy = h_fmt("%s/other_dlib.so", dir);
+    h_result cp = h_sh("cp %s %s", lib, copy);
+    assert_int_equal(cp.status, 0);
+    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, copy, NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    struct t_trace t = postproc_plain(dir, "");
+    t_free(&t);
+    char *plain = h_fmt("%s/plain.txt", dir);
+    char *text = h_read_file(plain, NULL);
+    char *map2 = h_fmt("^: %s => ", copy);
+    char *call1 = h_fmt("^[0-9]+\\. .*malloc\\(4321\\) = 0x%" PRIx64 "$", t_out_addr(r.out, "dlib1"));
+    char *call2 = h_fmt("^[0-9]+\\. .*malloc\\(4321\\) = 0x%" PRIx64 "$", t_out_addr(r.out, "dlib2"));
+    size_t m = line_of(text, map2), c1 = line_of(text, call1);
+    assert_true(m > 0 && c1 > 0);
+    assert_true(c1 < m);
+    /* the second block may reuse the first's address: its first call after the map */
+    const char *after = text;
+    for (size_t i = 1; i < m; i++)
+        after = strchr(after, '\n') + 1;
+    assert_true(line_of(after, call2) > 0);
+    free(call2);
+    free(call1);
+    free(map2);
+    free(text);
+    free(plain);
+    free(copy);
+    free(lib);
+    h_result_free(&cp);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_start_disabled_and_toggle_signal(void **state)
 {
     (void)state;
@@ -532,6 +707,9 @@ static void test_leaks_mode_with_threads_finds_none(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_full_trace_of_interleaved_sites_round_trips_in_index_order),
+        cmocka_unit_test(test_abort_in_full_mode_writes_every_record_grouped),
+        cmocka_unit_test(test_mid_chunk_dlopen_map_line_orders_calls_after_postproc),
         cmocka_unit_test(test_8_threads_100k_each_pair_in_file_order),
         cmocka_unit_test(test_release_in_another_thread_follows_the_allocation),
         cmocka_unit_test(test_fork_child_writes_its_own_trace),

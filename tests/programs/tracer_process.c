@@ -15,6 +15,12 @@
  *               then SIGKILLs itself
  *   sigkill-idle  allocates and frees 1000 blocks of 64 bytes (far less
  *               than a MiB of trace), sleeps 400 ms, then SIGKILLs itself
+ *   interleave  30000 allocations of 100, 101, ... bytes from three call
+ *               sites in turn (site_a, site_b, site_c), each site freeing
+ *               its previous block first: records of several backtraces
+ *               interleaved over several buffers
+ *   interleave-abort  the same, then aborts with the blocks of the last
+ *               round live
  *   closefds    closes every descriptor above 2, allocates 20000 blocks
  *               of 32 bytes, opens a file into the freed number (the
  *               tracer must not write into it), allocates 444
@@ -96,6 +102,35 @@ static int closefds(const char *scratch)
     return 0;
 }
 
+/* One call site each: frame 0 of their records differs. */
+static __attribute__((noinline)) void *site_a(void *old, size_t n)
+{
+    free(old);
+    return malloc(n);
+}
+
+static __attribute__((noinline)) void *site_b(void *old, size_t n)
+{
+    free(old);
+    return malloc(n);
+}
+
+static __attribute__((noinline)) void *site_c(void *old, size_t n)
+{
+    free(old);
+    return malloc(n);
+}
+
+static void interleave(void)
+{
+    void *(*const sites[3])(void *, size_t) = { site_a, site_b, site_c };
+    void *last[3] = { NULL, NULL, NULL };
+    for (int i = 0; i < 30000; i++)
+        last[i % 3] = sites[i % 3](last[i % 3], 100 + (size_t)i);
+    printf("site_a %p\nsite_b %p\nsite_c %p\n", last[0], last[1], last[2]);
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -141,6 +176,14 @@ int main(int argc, char **argv)
         void *volatile p = malloc(666);
         (void)p;
         _exit(4);
+    }
+    if (strcmp(mode, "interleave") == 0) {
+        interleave();
+        return 0;
+    }
+    if (strcmp(mode, "interleave-abort") == 0) {
+        interleave();
+        abort();
     }
     if (strcmp(mode, "abort") == 0) {
         void *volatile p = malloc(666);
