@@ -26,7 +26,8 @@
  * least, more than the key's grain. live.c sorts by key at exit; the time
  * of a key is computed then, with the rate measured over the whole run, so
  * leaks mode reads no clock per event at all. Without an invariant TSC the
- * key is the shared event index (writer.c) and the time the clock's.
+ * key is a shared count of events drawn here (an atomic add; the
+ * writer's index is a layer above) and the time the clock's.
  */
 #include <cpuid.h>
 #include <fcntl.h>
@@ -46,6 +47,7 @@ static int tsc_ok;
 static int64_t gmtoff_us;
 static uint64_t start_tsc, start_ns;   /* read together at start-up */
 static uint64_t rate_q32;              /* ns per tick << 32; 0: not known yet */
+static uint64_t order_seq;             /* keys without an invariant TSC */
 
 static __thread uint64_t anchor_tsc AT_TLS, anchor_ns AT_TLS, last_key AT_TLS;
 
@@ -155,8 +157,8 @@ uint64_t at_now_us(void)
 
 uint64_t at_order_key(void)
 {
-    if (!tsc_ok)
-        return at_next_index();
+    if (!tsc_ok)   /* a shared count of its own: the writer is above */
+        return __atomic_add_fetch(&order_seq, 1, __ATOMIC_RELAXED);
     uint64_t k = __rdtsc() >> KEY_SHIFT;
     if (k <= last_key)
         k = last_key + 1;

@@ -389,7 +389,7 @@ void at_start(void)
                 ", loaded before the tracer: put liballoctrace.so first in LD_PRELOAD; running untraced");
         goto off;
     }
-    at_maps_init();
+    at_maps_init(at_append_raw);
     at_unwind_init();
     if (at_cfg.leaks_mode)
         at_live_init();

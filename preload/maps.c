@@ -19,8 +19,9 @@
  * it, so the line always comes first. Objects that went away are forgotten,
  * so a later object in the same range gets its own line again.
  *
- * Lock order: maps_lock, then the loader's lock (inside dl_iterate_phdr),
- * then the writer's. Nothing is allocated or locked inside the callbacks
+ * The lines go to the writer through the function at_maps_init was
+ * handed (the writer is the layer above). Lock order: maps_lock, then
+ * the loader's lock (inside dl_iterate_phdr), then the writer's. Nothing is allocated or locked inside the callbacks
  * except the line buffer, which uses the real allocator directly.
  */
 #include <dlfcn.h>
@@ -91,8 +92,11 @@ static uint64_t fnv(const char *s)
     return h;
 }
 
-void at_maps_init(void)
+static at_text_out *lines_out;
+
+void at_maps_init(at_text_out *out)
 {
+    lines_out = out;
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     exe_path[n > 0 ? n : 0] = '\0';
     long ps = sysconf(_SC_PAGESIZE);
@@ -302,9 +306,11 @@ void at_maps_refresh(void)
     nknown[kcur ^ 1] = 0;
     dl_iterate_phdr(scan_cb, &s);
     kcur ^= 1;
-    publish_ranges();
+    /* The lines first: a thread that finds its frames known once the
+     * ranges are out places its record after them. */
     if (s.text.len)
-        at_append_raw(s.text.p, s.text.len);
+        lines_out(s.text.p, s.text.len);
+    publish_ranges();
     at_real.free(s.text.p);
     atomic_store_explicit(&seen_subs, s.subs, memory_order_release);
     atomic_store_explicit(&seen_adds, s.adds, memory_order_release);

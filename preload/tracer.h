@@ -10,7 +10,9 @@
  * descriptors, unwind_locks.c makes its mutexes safe across fork and
  * drops its signal blocking, unwind_cache.c recycles its per-thread
  * caches); format.c turns records and the header into text;
- * writer.c orders that text and runs the writer thread; outfd.c owns the
+ * writer.c orders full mode's binary records and other text in one
+ * stream and runs the writer thread; chunk.c turns that stream into the
+ * compressed form off the program's threads; outfd.c owns the
  * trace's descriptor and the close family; zframe.c makes zstd frames;
  * diag.c writes one-line messages; tzoffset.c finds the local UTC offset;
  * clock.c gives record times and leaks mode's order keys; maps.c turns
@@ -32,6 +34,9 @@
 #include "alloctrace/format.h"
 
 #define AT_TLS __attribute__((tls_model("initial-exec")))
+/* Where text goes: a layer hands it to the one above through this (the
+ * writer's at_append_raw, handed down at start), never by calling up. */
+typedef void at_text_out(const char *p, size_t n);
 #define AT_HIDDEN __attribute__((visibility("hidden")))
 
 /* ---- config.c ---------------------------------------------------------- */
@@ -215,8 +220,6 @@ void *at_commit_realloc(const struct at_event *rel, struct at_event *alloc,
                         void *(*op)(void *, size_t, size_t)) AT_HIDDEN;
 /* Appends a record under a given index (leaks mode, at exit). */
 void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
-/* Next index without writing (leaks mode numbers events too). */
-uint64_t at_next_index(void) AT_HIDDEN;
 /* Appends text that is no record (map lines, registry lines). */
 void at_append_raw(const char *text, size_t len) AT_HIDDEN;
 /* Opens the output for `pid` (lazily for a forked child) and writes the
@@ -243,7 +246,6 @@ void at_writer_close(void) AT_HIDDEN;
 void at_writer_start_thread(void) AT_HIDDEN;
 
 /* ---- chunk.c (the buffer's stream into text, off the hot path) ------- */
-typedef void at_text_out(const char *p, size_t n);
 struct at_chunk;
 /* The state of one formatter (mmap'd: no malloc); NULL when out of memory. */
 struct at_chunk *at_chunk_new(void) AT_HIDDEN;
@@ -271,10 +273,10 @@ void at_clock_start(int64_t offset_us) AT_HIDDEN;
 /* Local time of day of now, microseconds (the TSC where it is invariant). */
 uint64_t at_now_us(void) AT_HIDDEN;
 /* 1 when order keys are TSC readings (their time comes from
- * at_order_key_us); 0 when they are event indices. */
+ * at_order_key_us); 0 when they are a count of events. */
 int at_clock_tsc(void) AT_HIDDEN;
 /* Leaks mode: a key in the true order of allocations, drawn without
- * shared memory where the TSC is invariant, else the event index. */
+ * shared memory where the TSC is invariant, else a count of events. */
 uint64_t at_order_key(void) AT_HIDDEN;
 /* The local time of a TSC key, microseconds (at exit: one rate for the run). */
 uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
@@ -316,10 +318,11 @@ size_t at_fmt_dec(char *p, uint64_t v) AT_HIDDEN;
 size_t at_fmt_hex(char *p, uint64_t v) AT_HIDDEN;
 
 /* ---- maps.c ------------------------------------------------------------ */
-void at_maps_init(void) AT_HIDDEN;
+/* `out` takes the map lines (the writer's at_append_raw). */
+void at_maps_init(at_text_out *out) AT_HIDDEN;
 /* Makes sure every frame has its map line in the file before the record:
  * lock-free when all frames lie in known objects, else looks at the
- * loader's counters and writes lines of new objects. */
+ * loader's counters and hands lines of new objects to `out`. */
 void at_maps_check(void *const *frames, int n) AT_HIDDEN;
 /* Writes map lines of objects loaded since the last look. */
 void at_maps_refresh(void) AT_HIDDEN;
@@ -343,7 +346,7 @@ static inline uint64_t at_mix64(uint64_t x)
     return x;
 }
 
-/* ---- sites.c (leaks mode: interned call sites) ---------------------- */
+/* ---- sites.c (interned call sites: leaks mode's blocks, full mode's records) */
 /* What every block from one call site shares. 16-byte aligned (shadow.c
  * keeps tag bits in a pointer to it); never freed. */
 struct at_stack {

@@ -1,33 +1,38 @@
 /*
- * preload/writer.c: the shared output buffer, which puts the records
- * format.c makes into index order (outfd.c keeps the descriptor).
+ * preload/writer.c: the shared output buffer, which puts the records of
+ * every thread into index order, and the writer thread of full mode
+ * (chunk.c makes the text, outfd.c keeps the descriptor).
  *
- * File order = index order. Threads unwind and format their record body
- * (everything after "INDEX. ") on their own stack, without any lock; then
- * they take ev_lock only to draw the next index and reserve the record's
- * bytes in the shared buffer (a few instructions), and copy "INDEX. " +
- * body into the reserved bytes after letting go of the lock. Because index
- * and offset are drawn under the same lock, indices are strictly
- * increasing in the file by construction. Per-thread buffers would need a
- * merge by index at every flush and would hold a release back in one
- * thread's buffer while another thread's allocation of the same address is
- * already written, which is exactly the order the spec forbids. (Both a
- * lock-free reservation, one CAS on a word packing buffer, length and
- * index, and per-thread rings merged in clock order were built and
- * measured: neither was faster with two threads, because what costs is
- * moving the text between cores, not the lock; docs/benchmarks.md.)
+ * File order = index order. Threads unwind and intern their backtrace
+ * (sites.c) without any lock; then they take ev_lock only to draw the
+ * next index and put a 48-byte binary record (struct at_rec, tracer.h)
+ * into the shared buffer. Because index and offset are drawn under the
+ * same lock, indices are strictly increasing in the buffer by
+ * construction. Text that is no per-event record (header, registry, map
+ * lines, leaks mode's records at exit) goes into the same stream as a
+ * tagged entry. A buffer becomes text (the compressed form: calls of one
+ * backtrace together, frames once) only when it is written, which in full
+ * mode is on the writer thread: formatting ~300 bytes of frames per event
+ * and compressing them is what the program's threads no longer do.
+ * Per-thread buffers would need a merge by index at every flush and would
+ * hold a release back in one thread's buffer while another thread's
+ * allocation of the same address is already written, which is exactly
+ * the order the spec forbids. (A lock-free reservation, one CAS on a word
+ * packing buffer, length and index, and per-thread rings merged in clock
+ * order were built and measured while records were text: neither was
+ * faster with two threads, because what costs is moving the record
+ * between cores, not the lock; docs/benchmarks.md.)
  *
- * Two buffers alternate so that the write(2) of a full one overlaps with
+ * Two buffers alternate so that the writing of a full one overlaps with
  * filling the other: a thread that finds the current buffer full takes
  * wr_lock while still holding ev_lock (so writes happen in buffer order,
- * and the buffer it swaps in is no longer being written), swaps, drops
- * ev_lock, waits until every reservation in the full buffer is copied
- * (see "Reservations" below) and writes. No syscall per event: one write
- * per megabyte.
+ * and the buffer it swaps in is no longer being written), swaps, and
+ * hands it to the writer thread (or, without one, drops ev_lock and
+ * writes it). No syscall per event: one write per MiB of text.
  *
- * Only whole records are ever written: a buffer is written only once all
- * its reservations are complete, so whatever was written - at a flush, by
- * a signal handler, before a SIGKILL - ends with a whole record (a SIGKILL
+ * Only whole records are ever written: a record is complete before the
+ * buffer's length covers it, so whatever was written - at a flush, by a
+ * signal handler, before a SIGKILL - ends with a whole record (a SIGKILL
  * in the middle of a write(2) is another matter: docs/tracer.md). A write
  * that fails ends the trace with a cut line (outfd.c).
  */
@@ -132,20 +137,22 @@ static void write_buffer(int b, size_t n)
 
 /*
  * In full mode a full buffer is handed to a thread of the tracer's own,
- * which waits until it is complete, compresses it into one zstd frame
- * (outfd.c, zframe.c) and writes it, while the program's threads fill the
- * other buffer: compressing costs 0.5-1.5 ms per MiB and a write(2) of a
- * MiB to disk about as much, which no allocation should wait for. (Leaks
- * mode writes at exit only and has no thread.) The hand-off is `pending` (1 + the buffer) under wr_lock, which
- * the writer thread holds while it writes, so that every other write
- * (flushes at exit, exec, fork, signals) still happens under wr_lock and
- * writes a pending buffer first: file order stays buffer order. A thread
- * that fills a buffer while the previous one is still pending waits: with
- * no spare core the program is slowed down to the writer's pace rather
- * than the trace growing without bound. Every 100 ms the writer thread
- * also hands itself the current buffer when it holds anything, so a
- * SIGKILL loses at most the records of the last 100 ms or the last MiB,
- * plus the chunk being written at that moment.
+ * which turns it into text (chunk.c), compresses that into zstd frames
+ * of at most 1 MiB (outfd.c, zframe.c) and writes them, while the
+ * program's threads fill the other buffer: formatting a chunk of ~21,000
+ * records and compressing its text costs a few ms and a write(2) of a MiB
+ * to disk about as much, which no allocation should wait for. (Leaks
+ * mode writes at exit only and has no thread.) The hand-off is `pending`
+ * (1 + the buffer) under wr_lock, which the writer thread holds while it
+ * writes, so that every other write (flushes at exit, exec, fork,
+ * signals) still happens under wr_lock and writes a pending buffer first:
+ * file order stays buffer order. A thread that fills a buffer while the
+ * previous one is still pending waits: with no spare core the program is
+ * slowed down to the writer's pace rather than the trace growing without
+ * bound. Every 100 ms the writer thread also hands itself the current
+ * buffer when it holds anything, so a SIGKILL loses at most the records
+ * of the last 100 ms or the last MiB of records (~21,000 events), plus
+ * the chunk being written at that moment.
  *
  * The thread is started by the constructor (no lock of the program is
  * held there; a thread cannot be created from a preinit allocation), and
@@ -455,11 +462,6 @@ void *at_commit_realloc(const struct at_event *rel, struct at_event *alloc,
     return q;
 }
 
-uint64_t at_next_index(void)
-{
-    return __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-}
-
 static void fill_copy(char *p, const void *arg, size_t len)
 {
     memcpy(p, arg, len);
@@ -649,8 +651,11 @@ static int try_lock_bounded(pthread_mutex_t *m, uint64_t limit_us)
  * the writer is sealed: whatever other threads still record is not
  * written, so the trace ends with what this function, the leak records of
  * at_writer_direct and the cut line put there. A write by another thread
- * in progress is waited for (up to a second); the reservation this thread
- * was interrupted in is left out (its index goes missing).
+ * in progress is waited for (up to a second). A record this thread was
+ * interrupted in is not covered by the buffer's length yet and is left
+ * out (its index goes missing). The chunks become text in fmt_signal,
+ * chunk.c's state kept for this: no malloc, and the writer thread's state
+ * may be in use by the write that was interrupted.
  */
 void at_writer_emergency_flush(void)
 {
