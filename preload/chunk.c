@@ -152,7 +152,7 @@ static struct at_event event_of(const struct at_rec *r)
 static uint32_t put_piece(struct at_chunk *k, const struct at_stack *st, uint32_t n)
 {
     int nf = st ? st->n : 0;
-    size_t tail = 64 + (size_t)nf * AT_FRAME_TEXT;
+    size_t tail = 96 + (size_t)nf * AT_FRAME_TEXT;
     char *start = text_room(k, GROUP_TEXT + AT_HEAD_MAX + 24 + tail), *p = start;
     uint64_t count = 0, bytes = 0;
     for (; n != NONE && (count == 0 || (size_t)(p - start) + AT_HEAD_MAX + 24 + tail <= GROUP_TEXT);

@@ -307,7 +307,7 @@ struct tm;
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                         pid_t pid) AT_HIDDEN;
 /* The end of a compressed-form group: "# allocation summary: ...", the
- * frames, the blank line (64 bytes and AT_FRAME_TEXT a frame at most). */
+ * frames, the blank line (96 bytes and AT_FRAME_TEXT a frame at most). */
 char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count,
                            uint64_t bytes) AT_HIDDEN;
 /* The end of the last whole unit (record, map line, header line) in

@@ -215,19 +215,28 @@ static const struct t_map *map_at(const struct t_trace *t, uint64_t addr, const 
     return found;
 }
 
+/* tracer_dlopen with tracer_dlib.so and a copy of it, DIR/other_dlib.so
+ * (*copy): the second library usually lands in the range the first one
+ * left. */
+static h_result run_two_dlibs(const char *dir, char **copy)
+{
+    char *lib = h_path("build/tests/programs/tracer_dlib.so");
+    *copy = h_fmt("%s/other_dlib.so", dir);
+    h_result cp = h_sh("cp %s %s", lib, *copy);
+    assert_int_equal(cp.status, 0);
+    h_result_free(&cp);
+    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, *copy, NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 0);
+    free(lib);
+    return r;
+}
+
 static void test_dlopen_map_line_precedes_first_use(void **state)
 {
     (void)state;
-    char *dir = h_tmpdir();
-    char *lib = h_path("build/tests/programs/tracer_dlib.so");
-    char *copy = h_fmt("%s/other_dlib.so", dir);
-    h_result cp = h_sh("cp %s %s", lib, copy);
-    assert_int_equal(cp.status, 0);
-    h_result_free(&cp);
-    /* The second library usually lands in the range the first one left. */
-    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, copy, NULL };
-    h_result r = run_in(dir, args, NULL);
-    assert_int_equal(r.status, 0);
+    char *dir = h_tmpdir(), *copy;
+    h_result r = run_two_dlibs(dir, &copy);
     char *path = h_fmt("%s/trace.txt", dir);
     struct t_trace t = t_load(path);
     const char *keys[] = { "dlib1", "dlib2" }, *names[] = { "tracer_dlib.so", "other_dlib.so" };
@@ -247,7 +256,6 @@ static void test_dlopen_map_line_precedes_first_use(void **state)
     t_free(&t);
     free(path);
     free(copy);
-    free(lib);
     h_result_free(&r);
     h_cleanup();
 }
@@ -307,6 +315,27 @@ static size_t after_marker(const struct t_trace *t)
     return 0;
 }
 
+/* Runs tracer_process's `mode` (an interleave) into *dir, expecting
+ * `status`, and reads its trace: the compressed form, grouped, every
+ * record of the interleave exact, the last one site_c's. */
+static struct t_trace run_interleave(const char *mode, int status, char **dir)
+{
+    *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", mode, NULL };
+    h_result r = run_in(*dir, args, NULL);
+    assert_int_equal(r.status, status);
+    char *path = h_fmt("%s/trace.txt", *dir);
+    struct t_trace raw = t_load(path);
+    assert_true(raw.compressed);
+    assert_true(raw.groups * 20 < raw.n);   /* grouped (~40 calls a group), not a record each */
+    check_interleaved(&raw, after_marker(&raw), 30000);
+    assert_int_equal(raw.recs[after_marker(&raw) + 29997 + 30000 - 1].id,
+                     t_out_addr(r.out, "site_c"));
+    free(path);
+    h_result_free(&r);
+    return raw;
+}
+
 /* Full mode lists the calls of one backtrace together within each chunk
  * (the compressed form, made on the writer thread from binary records):
  * 60000 records of three sites in turn, over several chunks, come back
@@ -315,14 +344,8 @@ static size_t after_marker(const struct t_trace *t)
 static void test_full_trace_of_interleaved_sites_round_trips_in_index_order(void **state)
 {
     (void)state;
-    char *dir = h_tmpdir();
-    const char *args[] = { "build/tests/programs/tracer_process", "interleave", NULL };
-    h_result r = run_in(dir, args, NULL);
-    assert_int_equal(r.status, 0);
-    char *path = h_fmt("%s/trace.txt", dir);
-    struct t_trace raw = t_load(path);
-    assert_true(raw.compressed);
-    assert_true(raw.groups * 20 < raw.n);   /* grouped (~40 calls a group), not a record each */
+    char *dir;
+    struct t_trace raw = run_interleave("interleave", 0, &dir);
     struct t_trace t = postproc_plain(dir, "");
     assert_int_equal(t.n, raw.n);
     for (size_t i = 0; i < t.n; i++) {
@@ -334,11 +357,8 @@ static void test_full_trace_of_interleaved_sites_round_trips_in_index_order(void
                             (size_t)t.recs[i].nframes * sizeof(uint64_t));
     }
     check_interleaved(&t, after_marker(&t), 30000);
-    assert_int_equal(t.recs[after_marker(&t) + 29997 + 30000 - 1].id, t_out_addr(r.out, "site_c"));
     t_free(&t);
     t_free(&raw);
-    free(path);
-    h_result_free(&r);
     h_cleanup();
 }
 
@@ -348,24 +368,14 @@ static void test_full_trace_of_interleaved_sites_round_trips_in_index_order(void
 static void test_abort_in_full_mode_writes_every_record_grouped(void **state)
 {
     (void)state;
-    char *dir = h_tmpdir();
-    const char *args[] = { "build/tests/programs/tracer_process", "interleave-abort", NULL };
-    h_result r = run_in(dir, args, NULL);
-    assert_int_equal(r.status, 128 + 6);
-    char *path = h_fmt("%s/trace.txt", dir);
-    struct t_trace raw = t_load(path);
-    assert_true(raw.compressed);
+    char *dir;
+    struct t_trace raw = run_interleave("interleave-abort", 128 + 6, &dir);
     assert_string_equal(raw.cut, "killed by signal 6 (SIGABRT)");
-    assert_true(raw.groups * 20 < raw.n);
-    check_interleaved(&raw, after_marker(&raw), 30000);
-    assert_int_equal(raw.recs[after_marker(&raw) + 29997 + 30000 - 1].id, t_out_addr(r.out, "site_c"));
     struct t_trace t = postproc_plain(dir, "");
     assert_int_equal(t.n, raw.n);
     check_interleaved(&t, after_marker(&t), 30000);
     t_free(&t);
     t_free(&raw);
-    free(path);
-    h_result_free(&r);
     h_cleanup();
 }
 
@@ -392,14 +402,8 @@ static size_t line_of(const char *text, const char *re)
 static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **state)
 {
     (void)state;
-    char *dir = h_tmpdir();
-    char *lib = h_path("build/tests/programs/tracer_dlib.so");
-    char *copy = h_fmt("%s/other_dlib.so", dir);
-    h_result cp = h_sh("cp %s %s", lib, copy);
-    assert_int_equal(cp.status, 0);
-    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, copy, NULL };
-    h_result r = run_in(dir, args, NULL);
-    assert_int_equal(r.status, 0);
+    char *dir = h_tmpdir(), *copy;
+    h_result r = run_two_dlibs(dir, &copy);
     struct t_trace t = postproc_plain(dir, "");
     t_free(&t);
     char *plain = h_fmt("%s/plain.txt", dir);
@@ -421,8 +425,6 @@ static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **st
     free(text);
     free(plain);
     free(copy);
-    free(lib);
-    h_result_free(&cp);
     h_result_free(&r);
     h_cleanup();
 }
