@@ -7,7 +7,8 @@
  *
  * Order: the analyses need the calls in index order (peaks, temporaries
  * and the series are about what came first). A plain trace arrives in that
- * order and streams through. A compressed trace, or groups from -c, come
+ * order and streams through, and so does a compressed trace once the
+ * reorder stage has put it back in order. Groups from -c come
  * group by group: those calls are kept in a compact form (no arguments, no
  * copies of anything the trace owns) and replayed sorted by index at the
  * end. That is the one case where memory grows with the calls; the
@@ -72,7 +73,9 @@ static void take(analyze_stage *s, const at_call *c, bool grouped)
         at_analyzer_skip(analyzer(s));
         return;
     }
-    if (grouped || s->t->input_compressed)
+    /* A compressed trace's calls come in index order once the reorder
+     * stage ran (the tracer's full traces: grouped chunk by chunk). */
+    if (grouped || (s->t->input_compressed && !s->t->calls_in_order))
         keep(s, c);
     else
         at_analyzer_call(analyzer(s), c);
