@@ -67,6 +67,14 @@ $(B)/tests/unit/test_tracer_format: tests/unit/test_tracer_format.c preload/form
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
 	    tests/unit/test_tracer_format.c preload/format.c $(CMOCKA_LIBS) -o $@
 
+# A buffer's records into the compressed form (preload/chunk.c) alone.
+TESTS += $(B)/tests/unit/test_tracer_chunk
+$(B)/tests/unit/test_tracer_chunk: tests/unit/test_tracer_chunk.c preload/chunk.c preload/format.c \
+                                   preload/tracer.h include/alloctrace/format.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
+	    tests/unit/test_tracer_chunk.c preload/chunk.c preload/format.c $(CMOCKA_LIBS) -o $@
+
 # The tracer's reading of the time zone (preload/tzoffset.c) against glibc.
 TESTS += $(B)/tests/unit/test_tracer_tzoffset
 $(B)/tests/unit/test_tracer_tzoffset: tests/unit/test_tracer_tzoffset.c preload/tzoffset.c \
