@@ -151,6 +151,19 @@ static inline int alloc_reads_clock(void)
     return at_cfg.timestamps && !(at_cfg.leaks_mode && at_clock_tsc());
 }
 
+/* Full mode's interned backtrace of an event. sites.c returns NULL only
+ * when it cannot map memory for a new site: the record then goes out
+ * without frames, and one line says so. */
+static const struct at_stack *full_site(const struct at_event *e)
+{
+    const struct at_stack *st = at_site_intern(e);
+    static atomic_int warned;
+    if (__builtin_expect(!st, 0) && !atomic_exchange(&warned, 1))
+        at_warn("out of memory for backtraces: ",
+                "records from new call sites are written without frames", "");
+    return st;
+}
+
 /* Inlined into each hook, like at_unwind: a frame less for libunwind to
  * step through on every allocation. */
 static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, uint64_t size,
@@ -171,7 +184,7 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
     if (at_cfg.leaks_mode)
         at_live_add(&e, at_order_key());
     else
-        at_commit_event(&e, at_site_intern(&e));
+        at_commit_event(&e, full_site(&e));
 }
 
 /* The program's errno is what the real allocator left: whatever the tracer
@@ -202,7 +215,7 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     if (depth) {
         e.nframes = at_unwind(frames, depth);
         at_maps_check(frames, e.nframes);
-        st = at_site_intern(&e);
+        st = full_site(&e);
     }
     if (at_cfg.timestamps)
         e.time_us = at_now_us();
@@ -266,7 +279,7 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
     }
     at_maps_check(frames, nframes);
     /* The release's backtrace, when it has one, is the allocation's. */
-    return at_commit_realloc(&rel, &alloc, at_site_intern(&alloc), p, n, m, op);
+    return at_commit_realloc(&rel, &alloc, full_site(&alloc), p, n, m, op);
 }
 
 /* ---- the interposed functions --------------------------------------------- */
