@@ -81,6 +81,13 @@ static const struct at_stack *stack_at(struct stack2 *room, uintptr_t f0, uintpt
     return st;
 }
 
+/* A new stream whose first site is 0x111, 0x222 with `alignment`. */
+static const struct at_stack *start(struct stack2 *room, uint64_t alignment)
+{
+    reset();
+    return stack_at(room, 0x111, 0x222, alignment);
+}
+
 static void format(void)
 {
     struct at_chunk *k = at_chunk_new();
@@ -91,9 +98,8 @@ static void format(void)
 static void calls_of_one_backtrace_come_together_in_order_of_their_first(void **state)
 {
     (void)state;
-    reset();
     struct stack2 ra, rb;
-    const struct at_stack *a = stack_at(&ra, 0x111, 0x222, 0), *b = stack_at(&rb, 0x333, 0x444, 0);
+    const struct at_stack *a = start(&ra, 0), *b = stack_at(&rb, 0x333, 0x444, 0);
     put_call(1, AT_MALLOC, 0, 10, 0xa, 0, a);
     put_call(2, AT_CALLOC, 0, 20, 0xb, 0, b);
     put_call(3, AT_FREE, 1, 0, 0xa, 0, NULL);
@@ -118,9 +124,8 @@ static void calls_of_one_backtrace_come_together_in_order_of_their_first(void **
 static void a_text_entry_closes_the_groups_before_it(void **state)
 {
     (void)state;
-    reset();
     struct stack2 ra;
-    const struct at_stack *a = stack_at(&ra, 0x111, 0x222, 0);
+    const struct at_stack *a = start(&ra, 0);
     put_call(1, AT_MALLOC, 0, 10, 0xa, 0, a);
     put_text(": /lib/x.so => 0x1000-0x2000\n## build-id: /lib/x.so => 00ff\n");
     put_call(2, AT_MALLOC, 0, 20, 0xb, 0, a);
@@ -139,9 +144,8 @@ static void a_text_entry_closes_the_groups_before_it(void **state)
 static void alignment_and_contexts_are_on_each_call(void **state)
 {
     (void)state;
-    reset();
     struct stack2 ra;
-    const struct at_stack *a = stack_at(&ra, 0x111, 0x222, 64);
+    const struct at_stack *a = start(&ra, 64);
     put_call(7, AT_POSIX_MEMALIGN, 0, 128, 0x40, 0x3, a);
     put_call(8, AT_POSIX_MEMALIGN, 0, 256, 0x80, 0, a);
     put_call(9, AT_FREE, 1, 0, 0x40, 0x2, NULL);
@@ -162,9 +166,8 @@ static void alignment_and_contexts_are_on_each_call(void **state)
 static void a_long_group_is_split_under_4_kib(void **state)
 {
     (void)state;
-    reset();
     struct stack2 ra;
-    const struct at_stack *a = stack_at(&ra, 0x111, 0x222, 0);
+    const struct at_stack *a = start(&ra, 0);
     for (uint64_t i = 1; i <= 2000; i++)
         put_call(i, AT_MALLOC, 0, i, 0x1000 + i, 0, a);
     format();
