@@ -164,6 +164,21 @@ static void cxx_string_and_heuristics_as_valgrind(void **state)
     free(prog);
 }
 
+/* Pointers megabytes into a block, in another 64 KiB region than its
+ * start (the scan drops a word whose region holds no block before any
+ * lookup): 4 MiB pointed into only is possibly lost; 4 MiB pointed to
+ * from a global, and the 4 MiB it points to from 3 MiB in, are still
+ * reachable. valgrind says the same. */
+static void pointers_far_into_large_blocks_as_valgrind(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "far", NULL };
+    const unsigned long long want[4][2] = { { 0, 0 }, { 0, 0 }, { 4u << 20, 1 }, { 8u << 20, 2 } };
+    free(judged_as(args, 0, want));
+    free(prog);
+}
+
 /* A block whose only pointer is on the stack of a thread blocked at exit
  * is still reachable: thread stacks are roots. */
 static void pointer_on_a_running_threads_stack_reaches(void **state)
@@ -445,6 +460,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(each_kind_counted_as_memcheck_counts_it),
         T(cxx_string_and_heuristics_as_valgrind),
+        T(pointers_far_into_large_blocks_as_valgrind),
         T(pointer_on_a_running_threads_stack_reaches),
         T(exit_from_a_thread_scans_the_waiting_main_stack),
         T(dead_threads_stack_is_no_root),
