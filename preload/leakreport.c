@@ -12,21 +12,54 @@
  * no grouping (that needs memory); every block is written as a record of
  * its own, straight to the file.
  */
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "tracer.h"
 
-static int by_key(const void *a, const void *b)
+/*
+ * The blocks into the order of their keys (clock.c's order keys, in
+ * allocation order). Each key is unpacked once, into (key, position)
+ * pairs that an LSD radix sort orders by bytes - only the bytes where
+ * keys differ: 3 or 4 passes for a run of seconds - and the blocks are
+ * then gathered in that order. It was qsort with a comparison that
+ * unpacked both keys, about 100 ns a block on cc1plus's 25,000. Both
+ * sorts are stable, so keys that tie (two threads within the key's
+ * grain) keep the collection's order as before. Memory is mmap'd, which
+ * a signal handler may call; without it, an in-place heap sort.
+ */
+struct keyed {
+    uint64_t key;
+    size_t at;
+};
+
+/* Sorts a (n pairs) by key, through t; returns whichever holds the result.
+ * count: 256 counters (not on the stack: a signal's may be small). */
+static struct keyed *radix_sort(struct keyed *a, struct keyed *t, size_t n, size_t *count)
 {
-    uint64_t x = at_live_key(a), y = at_live_key(b);
-    return x < y ? -1 : x > y;
+    uint64_t differ = 0;
+    for (size_t i = 1; i < n; i++)
+        differ |= a[i].key ^ a[0].key;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!(differ >> shift & 0xff))
+            continue;
+        memset(count, 0, 256 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[a[i].key >> shift & 0xff]++;
+        for (size_t d = 0, sum = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            t[count[a[i].key >> shift & 0xff]++] = a[i];
+        struct keyed *x = a;
+        a = t;
+        t = x;
+    }
+    return a;
 }
 
-/* In-place heap sort by key, for a signal handler: qsort may call
- * malloc. (At exit qsort it is: its merge sort is faster on the runs of
- * ascending keys that the shadow's address order yields.) */
 static void sift_down(struct at_live_block *a, size_t i, size_t n)
 {
     for (;;) {
@@ -44,7 +77,7 @@ static void sift_down(struct at_live_block *a, size_t i, size_t n)
     }
 }
 
-static void sort_by_key(struct at_live_block *a, size_t n)
+static void heap_sort(struct at_live_block *a, size_t n)
 {
     for (size_t i = n / 2; i-- > 0;)
         sift_down(a, i, n);
@@ -54,6 +87,39 @@ static void sort_by_key(struct at_live_block *a, size_t n)
         a[end - 1] = t;
         sift_down(a, 0, end - 1);
     }
+}
+
+static void *map_anon(size_t len)
+{
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* The n blocks of `all` (a mapping of *map_len bytes) in key order: a
+ * new mapping (and *map_len its length) or `all` sorted in place. */
+static struct at_live_block *sort_by_key(struct at_live_block *all, size_t n, size_t *map_len)
+{
+    if (n < 2)
+        return all;
+    size_t pairs_len = 2 * n * sizeof(struct keyed) + 256 * sizeof(size_t);
+    size_t out_len = n * sizeof *all;
+    struct keyed *pairs = map_anon(pairs_len);
+    struct at_live_block *out = pairs ? map_anon(out_len) : NULL;
+    if (!out) {
+        if (pairs)
+            munmap(pairs, pairs_len);
+        heap_sort(all, n);
+        return all;
+    }
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (struct keyed){ at_live_key(&all[i]), i };
+    const struct keyed *sorted = radix_sort(pairs, pairs + n, n, (size_t *)(pairs + 2 * n));
+    for (size_t i = 0; i < n; i++)
+        out[i] = all[sorted[i].at];
+    munmap(pairs, pairs_len);
+    munmap(all, *map_len);
+    *map_len = out_len;
+    return out;
 }
 
 static const char *const kind_lines[] = {
@@ -334,10 +400,7 @@ void at_leakreport_write(int emergency)
     size_t n, map_len;
     uint64_t bytes = 0;
     struct at_live_block *all = at_live_collect(&n, &map_len, emergency);
-    if (emergency)
-        sort_by_key(all, n);
-    else if (n)
-        qsort(all, n, sizeof *all, by_key);
+    all = sort_by_key(all, n, &map_len);
     /* The scan reads /proc/self/maps and calls backtrace(), which a
      * signal handler must not: blocks written from one carry no kind.
      * Nor does it group them: that needs memory. */
