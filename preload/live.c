@@ -267,16 +267,30 @@ static int lock_stripe(struct stripe *s, int emergency)
     return 0;
 }
 
+/* Room for blocks in the first try: reserved, not touched (MAP_NORESERVE),
+ * so a shadow holding fewer is read once, not counted first. */
+#define FIRST_ROOM (1ul << 20)
+
+static struct at_live_block *map_room(size_t blocks, size_t *len)
+{
+    *len = blocks * sizeof(struct at_live_block);
+    void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
 /* Every live block, from shadow.c and from the hash tables. The
  * tables stay locked while copied; the shadow is read as it is (see
- * shadow.c on threads still running), so it may hold more blocks when it
- * is copied than when it was counted: the copy is then made again, into
- * more room. Cutting it to the count instead would drop the blocks read
- * last, whichever they are (leaves are read in directory order), not the
- * ones just allocated: a block allocated long before exit went missing. */
+ * shadow.c on threads still running). When it holds more blocks than
+ * the room (FIRST_ROOM, then what it said it held and some more, for
+ * blocks allocated meanwhile), the copy is made again, into more room.
+ * Cutting it to the room instead would drop the blocks read last,
+ * whichever they are (leaves are read in directory order), not the ones
+ * just allocated: a block allocated long before exit went missing. The
+ * room left over is given back. */
 struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
 {
-    size_t in_shadow = at_shadow_collect(NULL, 0), in_tables = 0;
+    size_t in_tables = 0;
     int locked[STRIPES];
     for (int i = 0; i < STRIPES; i++) {
         locked[i] = lock_stripe(&stripes[i], emergency);
@@ -284,14 +298,14 @@ struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
     }
     struct at_live_block *all = NULL;
     *n = 0;
-    *map_len = 0;
-    for (size_t room = in_shadow; in_shadow + in_tables > 0;) {
-        room += room / 8 + 64;   /* for blocks allocated meanwhile */
-        *map_len = (room + in_tables) * sizeof(struct at_live_block);
-        void *m = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
+    for (size_t room = FIRST_ROOM;;) {
+        all = map_room(room + in_tables, map_len);
+        if (!all && room == FIRST_ROOM) {   /* no such reservation: count first */
+            room = at_shadow_collect(NULL, 0) + 64;
+            all = map_room(room + in_tables, map_len);
+        }
+        if (!all)
             break;
-        all = m;
         size_t seen = at_shadow_collect(all, room);
         if (seen <= room) {
             *n = seen;
@@ -299,7 +313,7 @@ struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
         }
         munmap(all, *map_len);
         all = NULL;
-        room = seen;
+        room = seen + seen / 8 + 64;
     }
     for (int i = 0; i < STRIPES; i++) {
         if (!locked[i])
@@ -309,6 +323,12 @@ struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
                 all[(*n)++] = stripes[i].slots[k];
         pthread_mutex_unlock(&stripes[i].lock);
     }
+    size_t used = (*n * sizeof *all + 4095) & ~(size_t)4095;
+    if (all && used < *map_len)
+        munmap((char *)all + used, *map_len - used);
+    if (all && !used)
+        all = NULL;
+    *map_len = all ? used : 0;
     return all;
 }
 
