@@ -32,6 +32,9 @@
  *    block whose state rises is pushed on an explicit mark stack and its
  *    words scanned in turn (a block is pushed at most twice: linear).
  *    A second pass starts from glibc's own roots (see libc_roots).
+ *    Before any lookup a word is tested against the 64 KiB regions that
+ *    hold blocks (see struct chunk): most words of a large root are no
+ *    block's and stop there.
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
