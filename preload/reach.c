@@ -115,7 +115,12 @@ struct range {
     uintptr_t lo, hi;
 };
 
-#define MAX_EXCL 64
+/* Room for excluded ranges besides a range per mapping (arena heaps)
+ * and the live-block tables' (a shadow leaf per 4 MiB of heap): the
+ * scan's scratch, glibc's ranges, the tracer's segments. A fixed 64 used
+ * to drop what came last - the tables' ranges, which hold block
+ * addresses - once a program had that many arena heaps or leaves. */
+#define EXCL_SLACK 64
 
 /* Block starts by address: most words that point into the heap point at
  * a block's start, found here with one cache miss instead of a binary
@@ -160,8 +165,8 @@ struct scan {
     size_t top;
     struct map *maps;
     size_t nmaps;
-    struct range excl[MAX_EXCL];
-    size_t nexcl;
+    struct range *excl;    /* excl_cap of them, in scratch memory */
+    size_t nexcl, excl_cap;
     int running;           /* other threads running (stack pointer unknown) */
     struct range libc[8];  /* glibc's writable memory: the second pass's roots */
     size_t nlibc;
@@ -194,7 +199,7 @@ static void scratch_free(void *p, size_t bytes)
 
 static void exclude(struct scan *s, const void *p, size_t len)
 {
-    if (p && len && s->nexcl < MAX_EXCL)
+    if (p && len && s->nexcl < s->excl_cap)
         s->excl[s->nexcl++] = (struct range){ (uintptr_t)p, (uintptr_t)p + len };
 }
 
@@ -202,6 +207,13 @@ static void exclude(struct scan *s, const void *p, size_t len)
 static void exclude_cb(void *ctx, const void *p, size_t len)
 {
     exclude(ctx, p, len);
+}
+
+static void count_cb(void *ctx, const void *p, size_t len)
+{
+    (void)p;
+    (void)len;
+    ++*(size_t *)ctx;
 }
 
 /* ---- /proc/self/maps --------------------------------------------------------- */
@@ -1124,7 +1136,11 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     size_t lines = 0;
     for (size_t i = 0; i < len; i++)
         lines += text[i] == '\n';
-    size_t mlen = (lines + 1) * sizeof *s.maps;
+    size_t mlen = (lines + 1) * sizeof *s.maps, tables = 0;
+    at_live_exclusions(count_cb, &tables);
+    s.excl_cap = lines + tables + EXCL_SLACK;
+    size_t elen = s.excl_cap * sizeof *s.excl;
+    s.excl = scratch(elen);
     s.b = scratch(blen);
     s.tmp = scratch(blen);
     struct blk *b0 = s.b, *t0 = s.tmp;
@@ -1133,7 +1149,10 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     s.hash = scratch(hlen);
     s.hmask = slots - 1;
     int rc = -1;
-    if (len && s.b && s.tmp && s.stack && s.maps && s.hash) {
+    if (!s.excl)
+        s.excl_cap = 0;
+    if (len && s.b && s.tmp && s.stack && s.maps && s.hash && s.excl) {
+        exclude(&s, s.excl, elen);
         exclude(&s, s.hash, hlen);
         exclude(&s, s.tmp, blen);
         s.nmaps = parse_maps(text, len, s.maps, lines + 1);
@@ -1151,6 +1170,7 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     scratch_free(s.stack, slen);
     scratch_free(s.maps, mlen);
     scratch_free(s.hash, hlen);
+    scratch_free(s.excl, elen);
     scratch_free(s.filter, s.filter_len);
     return rc < 0 ? (len ? "no memory for the scan" : "/proc/self/maps cannot be read") : NULL;
 }

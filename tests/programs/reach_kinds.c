@@ -183,6 +183,23 @@ static __attribute__((noinline)) void make_far(void)
     far_keep = b;
 }
 
+/* leaves=N (added last): N blocks of 5 MiB (N <= 200), each mmap'd by
+ * glibc in a 4 MiB region of its own, so each takes a leaf of the
+ * tracer's shadow store and an excluded range of the scan; the odd ones
+ * kept by a global array (reachable), the even ones lost (definite; the
+ * last one kept, so that no register holds a lost one's address). */
+static char *leaves[200];
+
+static __attribute__((noinline)) void make_leaves(int n)
+{
+    for (int i = 0; i < n && i < 200; i++) {
+        char *p = malloc(5u << 20);
+        p[0] = 'l';
+        if (i % 2 == 1)
+            leaves[i] = p;
+    }
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -211,6 +228,8 @@ int main(int argc, char **argv)
             make_thread();
         else if (strcmp(argv[i], "libc") == 0)
             use_libc();
+        else if (strncmp(argv[i], "leaves=", 7) == 0)
+            make_leaves(atoi(argv[i] + 7));
         else if (strcmp(argv[i], "far") == 0)
             make_far();
         else if (strcmp(argv[i], "joined") == 0)
