@@ -109,10 +109,9 @@ static void same_kinds(const summary *ours, const summary *v, int n)
                      ours->bytes[k], ours->blocks[k], v->bytes[k], v->blocks[k]);
 }
 
-/* The gate on args (the program, then its arguments) exits with `status`
- * and `want` as its summary, and valgrind, where installed, says the same.
- * Returns the report. */
-static char *judged_as(const char *const *args, int status, const unsigned long long want[4][2])
+/* The gate on args (the program, then its arguments), which must exit
+ * with `status`. */
+static h_result gate_on(const char *const *args, int status)
 {
     const char *argv[16] = { h_path("scripts/alloctrace-check"), "--" };
     int n = 2;
@@ -121,6 +120,23 @@ static char *judged_as(const char *const *args, int status, const unsigned long 
     argv[n] = NULL;
     h_result r = h_run(argv, NULL, NULL);
     assert_int_equal(r.status, status);
+    return r;
+}
+
+/* The same, its summary. */
+static summary gate_summary(const char *const *args, int status)
+{
+    h_result r = gate_on(args, status);
+    summary s = parse_summary(r.err);
+    h_result_free(&r);
+    return s;
+}
+
+/* The gate on args exits with `status` and `want` as its summary, and
+ * valgrind, where installed, says the same. Returns the report. */
+static char *judged_as(const char *const *args, int status, const unsigned long long want[4][2])
+{
+    h_result r = gate_on(args, status);
     summary s = parse_summary(r.err);
     expect(&s, want);
     if (have_valgrind()) {
@@ -189,9 +205,7 @@ static void a_hundred_shadow_leaves_as_valgrind(void **state)
     (void)state;
     char *prog = PROG("reach_kinds");
     const char *args[] = { prog, "leaves=100", NULL };
-    h_result r = gate("--", prog, "leaves=100", NULL);
-    assert_int_equal(r.status, 1);
-    summary s = parse_summary(r.err);
+    summary s = gate_summary(args, 1);
     const unsigned long long want[4][2] = { { 50ull * (5u << 20), 50 }, { 0, 0 }, { 0, 0 },
                                             { 50ull * (5u << 20), 50 } };
     expect(&s, want);
@@ -202,7 +216,6 @@ static void a_hundred_shadow_leaves_as_valgrind(void **state)
         assert_int_equal(v.blocks[0] + v.blocks[2], s.blocks[0]);
         assert_int_equal(v.bytes[0] + v.bytes[2], s.bytes[0]);
     }
-    h_result_free(&r);
     free(prog);
 }
 
@@ -230,9 +243,7 @@ static void exit_from_a_thread_scans_the_waiting_main_stack(void **state)
     (void)state;
     char *prog = PROG("reach_kinds");
     const char *args[] = { prog, "exitthread", NULL };
-    h_result r = gate("--", prog, "exitthread", NULL);
-    assert_int_equal(r.status, 1);
-    summary s = parse_summary(r.err);
+    summary s = gate_summary(args, 1);
     assert_int_equal(s.bytes[0], 40);
     assert_int_equal(s.blocks[0], 1);
     assert_int_equal(s.bytes[3], 56);
@@ -243,7 +254,6 @@ static void exit_from_a_thread_scans_the_waiting_main_stack(void **state)
         assert_int_equal(v.bytes[3], s.bytes[3]);
         assert_int_equal(v.blocks[3], s.blocks[3]);
     }
-    h_result_free(&r);
     free(prog);
 }
 
