@@ -111,7 +111,7 @@ void at_finish(void)
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
             at_maps_refresh();
-            at_live_write(0);
+            at_leakreport_write(0);
             at_writer_flush();
             at_state = AT_STATE_OFF;
         }
@@ -164,7 +164,7 @@ void at_finish_signal(int sig)
     at_guard = 1;
     at_writer_emergency_flush();
     if (at_cfg.leaks_mode && !atomic_exchange(&finished, 1))
-        at_live_write(1);
+        at_leakreport_write(1);
     at_writer_cut_signal(sig);
     at_state = AT_STATE_OFF;
 }

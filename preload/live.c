@@ -1,13 +1,13 @@
 /*
- * preload/live.c: leaks mode. The live blocks are kept in memory and only
- * those still alive at exit are written, numbered 1, 2, ... in the order
- * of their allocations, grouped by site and kind (the compressed form; see
- * at_live_write), with the leak summary of TEXT_FORMAT.md section 8. (The order comes from clock.c's keys, which
- * are TSC readings where the TSC is invariant: no index shared between
- * threads is drawn per event, so the numbers are ranks, not event counts.)
+ * preload/live.c: leaks mode's live blocks, kept in memory from their
+ * allocation to their release; at exit leakreport.c collects the ones
+ * still alive (at_live_collect) and writes them. This file only keeps
+ * blocks: it calls nothing above it (no writer, no scan).
  *
  * A block is its address, its interned call site (sites.c), and its order
- * key, size and time packed into 16 bytes. Blocks are kept by shadow.c, at a
+ * key, size and time packed into 16 bytes. (The order comes from clock.c's
+ * keys, which are TSC readings where the TSC is invariant: no index shared
+ * between threads is drawn per event.) Blocks are kept by shadow.c, at a
  * place computed from the address; what it cannot keep (see there) comes
  * here, to 64 open-addressing hash tables chosen by the address's hash,
  * each behind its own lock, so two threads rarely meet. The tables are
@@ -15,7 +15,6 @@
  * Everything uses the real allocator or mmap, never the hooks.
  */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -238,48 +237,20 @@ uint64_t at_live_size(const struct at_live_block *b)
     return block_size(b);
 }
 
+uint64_t at_live_key(const struct at_live_block *b)
+{
+    return block_key(b);
+}
+
+uint64_t at_live_time_us(const struct at_live_block *b)
+{
+    return block_time(b);
+}
+
 void at_live_exclusions(at_range_fn *add, void *ctx)
 {
     add(ctx, region, region_len);
     at_shadow_exclusions(add, ctx);
-}
-
-static int by_key(const void *a, const void *b)
-{
-    uint64_t x = block_key(a), y = block_key(b);
-    return x < y ? -1 : x > y;
-}
-
-/* In-place heap sort by key, for a signal handler: qsort may call
- * malloc. (At exit qsort it is: its merge sort is faster on the runs of
- * ascending keys that the shadow's address order yields.) */
-static void sift_down(struct at_live_block *a, size_t i, size_t n)
-{
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            return;
-        if (c + 1 < n && block_key(&a[c + 1]) > block_key(&a[c]))
-            c++;
-        if (block_key(&a[i]) >= block_key(&a[c]))
-            return;
-        struct at_live_block t = a[i];
-        a[i] = a[c];
-        a[c] = t;
-        i = c;
-    }
-}
-
-static void sort_by_key(struct at_live_block *a, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        sift_down(a, i, n);
-    for (size_t end = n; end > 1; end--) {
-        struct at_live_block t = a[0];
-        a[0] = a[end - 1];
-        a[end - 1] = t;
-        sift_down(a, 0, end - 1);
-    }
 }
 
 /* A stripe's lock; from a signal handler only tried for a while (the
@@ -296,17 +267,30 @@ static int lock_stripe(struct stripe *s, int emergency)
     return 0;
 }
 
-/* Every live block, from shadow.c and from the hash tables, in a mapping
- * of its own (*map_len bytes; NULL when there is none or no memory). The
- * tables stay locked while copied; the shadow is read as it is (see
- * shadow.c on threads still running), so it may hold more blocks when it
- * is copied than when it was counted: the copy is then made again, into
- * more room. Cutting it to the count instead would drop the blocks read
- * last, whichever they are (leaves are read in directory order), not the
- * ones just allocated: a block allocated long before exit went missing. */
-static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergency)
+/* Room for blocks in the first try: reserved, not touched (MAP_NORESERVE),
+ * so a shadow holding fewer is read once, not counted first. */
+#define FIRST_ROOM (1ul << 20)
+
+static struct at_live_block *map_room(size_t blocks, size_t *len)
 {
-    size_t in_shadow = at_shadow_collect(NULL, 0), in_tables = 0;
+    *len = blocks * sizeof(struct at_live_block);
+    void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* Every live block, from shadow.c and from the hash tables. The
+ * tables stay locked while copied; the shadow is read as it is (see
+ * shadow.c on threads still running). When it holds more blocks than
+ * the room (FIRST_ROOM, then what it said it held and some more, for
+ * blocks allocated meanwhile), the copy is made again, into more room.
+ * Cutting it to the room instead would drop the blocks read last,
+ * whichever they are (leaves are read in directory order), not the ones
+ * just allocated: a block allocated long before exit went missing. The
+ * room left over is given back. */
+struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
+{
+    size_t in_tables = 0;
     int locked[STRIPES];
     for (int i = 0; i < STRIPES; i++) {
         locked[i] = lock_stripe(&stripes[i], emergency);
@@ -314,14 +298,14 @@ static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergen
     }
     struct at_live_block *all = NULL;
     *n = 0;
-    *map_len = 0;
-    for (size_t room = in_shadow; in_shadow + in_tables > 0;) {
-        room += room / 8 + 64;   /* for blocks allocated meanwhile */
-        *map_len = (room + in_tables) * sizeof(struct at_live_block);
-        void *m = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (m == MAP_FAILED)
+    for (size_t room = FIRST_ROOM;;) {
+        all = map_room(room + in_tables, map_len);
+        if (!all && room == FIRST_ROOM) {   /* no such reservation: count first */
+            room = at_shadow_collect(NULL, 0) + 64;
+            all = map_room(room + in_tables, map_len);
+        }
+        if (!all)
             break;
-        all = m;
         size_t seen = at_shadow_collect(all, room);
         if (seen <= room) {
             *n = seen;
@@ -329,7 +313,7 @@ static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergen
         }
         munmap(all, *map_len);
         all = NULL;
-        room = seen;
+        room = seen + seen / 8 + 64;
     }
     for (int i = 0; i < STRIPES; i++) {
         if (!locked[i])
@@ -339,308 +323,13 @@ static struct at_live_block *collect_all(size_t *n, size_t *map_len, int emergen
                 all[(*n)++] = stripes[i].slots[k];
         pthread_mutex_unlock(&stripes[i].lock);
     }
+    size_t used = (*n * sizeof *all + 4095) & ~(size_t)4095;
+    if (all && used < *map_len)
+        munmap((char *)all + used, *map_len - used);
+    if (all && !used)
+        all = NULL;
+    *map_len = all ? used : 0;
     return all;
-}
-
-static const char *const kind_lines[] = {
-    [AT_KIND_DEFINITE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_DEFINITE "\n",
-    [AT_KIND_INDIRECT] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_INDIRECT "\n",
-    [AT_KIND_POSSIBLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_POSSIBLE "\n",
-    [AT_KIND_REACHABLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_REACHABLE "\n",
-    [AT_KIND_LIBC] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_LIBC "\n",
-};
-
-/* Each block's leak kind (reach.c), into memory of its own; NULL when
- * there is none or ALLOCTRACE_LEAK_KINDS=0 (every block is then written
- * without a kind). Why a scan could not run goes into the trace, as a
- * comment, not to the program's stderr: the blocks then count as not
- * classified, which the gate fails on. */
-static uint8_t *classify(const struct at_live_block *all, size_t n)
-{
-    uint8_t *kind = n && at_cfg.leak_kinds ? at_real.malloc(n) : NULL;
-    const char *why = kind ? at_reach_classify(all, n, kind) : NULL;
-    if (why) {
-        char line[160] = "## leak kinds not written: ";
-        size_t len = strlen(line), w = strlen(why);
-        if (w > sizeof line - len - 2)
-            w = sizeof line - len - 2;
-        memcpy(line + len, why, w);
-        line[len + w] = '\n';
-        at_append_raw(line, len + w + 1);
-        at_real.free(kind);
-        kind = NULL;
-    }
-    return kind;
-}
-
-/* Leak records go out in batches: through the shared buffer at exit,
- * written at once from a signal handler. */
-static char batch[64 * 1024];
-static size_t batch_len;
-
-static void emit(uint64_t index, const char *body, size_t len, int emergency)
-{
-    if (!emergency) {
-        at_commit_indexed(index, body, len);
-        return;
-    }
-    if (batch_len + len + 24 > sizeof batch) {
-        at_writer_direct(batch, batch_len, 1);
-        batch_len = 0;
-    }
-    char *p = batch + batch_len;
-    p += at_fmt_dec(p, index);
-    *p++ = '.';
-    *p++ = ' ';
-    memcpy(p, body, len);
-    batch_len = (size_t)(p + len - batch);
-}
-
-static void write_summary(size_t written, uint64_t bytes, int emergency)
-{
-    char s[256], *p = s;
-    const char l1[] = "# Resource - " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC "):\n# ";
-    memcpy(p, l1, sizeof l1 - 1);
-    p += sizeof l1 - 1;
-    p += at_fmt_dec(p, written);
-    const char l2[] = " block(s) leaked with total size of ";
-    memcpy(p, l2, sizeof l2 - 1);
-    p += sizeof l2 - 1;
-    p += at_fmt_dec(p, bytes);
-    memcpy(p, " bytes\n", 7);
-    p += 7;
-    if (!emergency) {
-        at_append_raw(s, (size_t)(p - s));
-        return;
-    }
-    if (batch_len)
-        at_writer_direct(batch, batch_len, 1);
-    batch_len = 0;
-    at_writer_direct(s, (size_t)(p - s), 0);
-}
-
-/* A block as its record's event; with its site's frames or without. */
-static struct at_event block_event(const struct at_live_block *b, int frames)
-{
-    const struct at_stack *st = b->stack;
-    return (struct at_event){
-        .fn = (enum at_fn)st->fn, .size = block_size(b), .id = b->id,
-        .alignment = st->alignment, .ctx = st->ctx, .time_us = block_time(b),
-        .frames = (void **)st->frames, .nframes = frames ? st->n : 0,
-    };
-}
-
-static void put_kind(const uint8_t *kind, size_t i)
-{
-    if (kind)
-        at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
-}
-
-/* static: a signal handler may run on a small alternate stack */
-static char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
-
-/* Every block a record of its own (a signal handler's way; at exit when
- * there is no memory to group them). */
-static uint64_t write_plain(const struct at_live_block *all, size_t n, const uint8_t *kind,
-                            int emergency)
-{
-    uint64_t bytes = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct at_event e = block_event(&all[i], 1);
-        put_kind(kind, i);
-        emit(i + 1, buf, at_format_body(buf, &e), emergency);
-        bytes += e.size;
-    }
-    return bytes;
-}
-
-/*
- * At exit the blocks go out in the compressed form (TEXT_FORMAT.md): the
- * blocks of one site and kind together, each its own call line, then the
- * site's frames once. A site holding thousands of blocks (a cache, a
- * tree) otherwise repeats its whole backtrace for each: 150 bytes a block
- * on bench/gate's "keep", 53 so. Sites are interned, so a group is a
- * (site pointer, kind) pair: one pass finds each block's group in a hash
- * table of groups and links the block to the group's last one, so memory
- * is a link per block and an entry per group, and the groups go out in
- * the order of their first blocks.
- */
-struct group {
-    const struct at_stack *stack;
-    size_t first, last;
-    uint64_t bytes;
-    uint8_t kind;
-};
-
-struct grouping {
-    struct group *groups;
-    size_t ngroups, cap;   /* cap: of both the groups and the table */
-    size_t *table;         /* group number + 1; 0: empty */
-    size_t *next;          /* per block: the next one in its group; n: none */
-};
-
-static size_t group_hash(const struct at_stack *st, uint8_t kind, size_t mask)
-{
-    return at_mix64((uintptr_t)st ^ (uint64_t)kind << 60) & mask;
-}
-
-/* The table holds at most half its slots. Returns -1 without memory. */
-static int groups_grow(struct grouping *g)
-{
-    size_t cap = g->cap ? g->cap * 2 : 1024;
-    struct group *groups = at_real.realloc(g->groups, cap / 2 * sizeof *groups);
-    if (!groups)
-        return -1;
-    g->groups = groups;
-    size_t *table = at_real.calloc(cap, sizeof *table);
-    if (!table)
-        return -1;
-    at_real.free(g->table);
-    g->table = table;
-    g->cap = cap;
-    for (size_t k = 0; k < g->ngroups; k++) {
-        size_t i = group_hash(groups[k].stack, groups[k].kind, cap - 1);
-        while (table[i])
-            i = (i + 1) & (cap - 1);
-        table[i] = k + 1;
-    }
-    return 0;
-}
-
-static int group_blocks(struct grouping *g, const struct at_live_block *all, size_t n,
-                        const uint8_t *kind)
-{
-    g->next = at_real.malloc(n * sizeof *g->next);
-    if (!g->next)
-        return -1;
-    for (size_t b = 0; b < n; b++) {
-        if ((g->ngroups + 1) * 2 > g->cap && groups_grow(g) != 0)
-            return -1;
-        uint8_t k = kind ? kind[b] : 0;
-        size_t mask = g->cap - 1, i = group_hash(all[b].stack, k, mask);
-        for (; g->table[i]; i = (i + 1) & mask) {
-            struct group *gr = &g->groups[g->table[i] - 1];
-            if (gr->stack == all[b].stack && gr->kind == k)
-                break;
-        }
-        if (!g->table[i]) {
-            g->table[i] = ++g->ngroups;
-            g->groups[g->ngroups - 1] = (struct group){ .stack = all[b].stack, .first = b, .kind = k };
-        } else {
-            g->next[g->groups[g->table[i] - 1].last] = b;
-        }
-        struct group *gr = &g->groups[g->table[i] - 1];
-        gr->last = b;
-        gr->bytes += block_size(&all[b]);
-        g->next[b] = n;
-    }
-    return 0;
-}
-
-/*
- * A group goes out as one record text (at_commit_indexed under its first
- * index: the others' numbers are in the text), so the writer never splits
- * it between buffers and a cut trace (full disk, file size limit) ends
- * between groups (format.c's at_unit_boundary knows them). For the same
- * reason a group's text stays under GROUP_TEXT: outfd.c looks for that
- * boundary in the last 4 KiB of the file. Longer groups are written as
- * several, each with the frames: at ~60 blocks a piece they cost a few
- * bytes a block.
- */
-#define GROUP_TEXT 3072
-static char group_buf[GROUP_TEXT + 2 * AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 128];
-
-static char *put_lit(char *p, const char *s, size_t n)
-{
-    memcpy(p, s, n);
-    return p + n;
-}
-#define PUT_LIT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
-
-/* "# allocation summary: ...", the frames, the blank line. */
-static char *put_group_tail(char *p, const struct at_stack *st, size_t count, uint64_t bytes)
-{
-    p = PUT_LIT(p, AT_ALLOC_SUMMARY);
-    p += at_fmt_dec(p, count);
-    p = PUT_LIT(p, " block(s) with total size ");
-    p += at_fmt_dec(p, bytes);
-    *p++ = '\n';
-    for (int f = 0; f < st->n; f++) {
-        p = PUT_LIT(p, "\t0x");
-        p += at_fmt_hex(p, (uintptr_t)st->frames[f]);
-        *p++ = '\n';
-    }
-    *p++ = '\n';
-    return p;
-}
-
-/* The group's blocks from `b` on, as many as fit in one piece; returns
- * the first block left (n: none). */
-static size_t write_piece(const struct grouping *g, const struct group *gr, size_t b,
-                          const struct at_live_block *all, size_t n, const uint8_t *kind)
-{
-    const struct at_stack *st = gr->stack;
-    size_t tail_room = 64 + (size_t)st->n * AT_FRAME_TEXT, count = 0;
-    uint64_t first = b + 1, bytes = 0;
-    char *p = group_buf;
-    put_kind(kind, b);
-    for (; b != n && (count == 0 || (size_t)(p - group_buf) + AT_HEAD_MAX + 24 + tail_room <=
-                                        GROUP_TEXT); b = g->next[b], count++) {
-        struct at_event e = block_event(&all[b], 0);
-        if (count) {
-            p += at_fmt_dec(p, b + 1);
-            p = PUT_LIT(p, ". ");
-        }
-        /* the body without frames ends in the blank line: left out */
-        p += at_format_body(p, &e) - 1;
-        bytes += e.size;
-    }
-    p = put_group_tail(p, st, count, bytes);
-    at_commit_indexed(first, group_buf, (size_t)(p - group_buf));
-    return b;
-}
-
-static void write_groups(const struct grouping *g, const struct at_live_block *all, size_t n,
-                         const uint8_t *kind)
-{
-    for (size_t k = 0; k < g->ngroups; k++)
-        for (size_t b = g->groups[k].first; b != n;)
-            b = write_piece(g, &g->groups[k], b, all, n, kind);
-}
-
-static void grouping_free(struct grouping *g)
-{
-    at_real.free(g->groups);
-    at_real.free(g->table);
-    at_real.free(g->next);
-}
-
-void at_live_write(int emergency)
-{
-    size_t n, map_len;
-    uint64_t bytes = 0;
-    struct at_live_block *all = collect_all(&n, &map_len, emergency);
-    if (emergency)
-        sort_by_key(all, n);
-    else if (n)
-        qsort(all, n, sizeof *all, by_key);
-    /* The scan reads /proc/self/maps and calls backtrace(), which a
-     * signal handler must not: blocks written from one carry no kind.
-     * Nor does it group them: that needs memory. */
-    uint8_t *kind = emergency ? NULL : classify(all, n);
-    struct grouping g = { 0 };
-    if (!emergency && n && group_blocks(&g, all, n, kind) == 0) {
-        write_groups(&g, all, n, kind);
-        for (size_t k = 0; k < g.ngroups; k++)
-            bytes += g.groups[k].bytes;
-    } else {
-        bytes = write_plain(all, n, kind, emergency);
-    }
-    grouping_free(&g);
-    if (all)
-        munmap(all, map_len);
-    at_real.free(kind);
-    write_summary(n, bytes, emergency);
 }
 
 void at_live_fork_prepare(void)

@@ -382,14 +382,16 @@ void at_live_add(const struct at_event *e, uint64_t key) AT_HIDDEN;
 int at_live_remove(uintptr_t id, struct at_live_block *out) AT_HIDDEN;
 /* Puts back a block a failed realloc did not release. */
 void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
-/* Appends the live blocks in index order, each after its leak kind line
- * (reach.c), and the leak summary. With `emergency` (a signal handler)
- * async-signal-safe, written through at_writer_direct and without kinds:
- * the scan reads /proc/self/maps and calls backtrace(), which a
- * fatal-signal handler must not. */
-void at_live_write(int emergency) AT_HIDDEN;
-/* A block's size (unpacked). */
+/* Every live block, from shadow.c and the hash tables, in a mapping of
+ * its own (*map_len bytes, for munmap; NULL when there is none or no
+ * memory), in no particular order. With `emergency` (a signal handler) a
+ * table whose lock cannot be had is left out. */
+struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency) AT_HIDDEN;
+/* A block's size, order key (clock.c's at_order_key at its allocation)
+ * and time of day in microseconds, unpacked. */
 uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;
+uint64_t at_live_key(const struct at_live_block *b) AT_HIDDEN;
+uint64_t at_live_time_us(const struct at_live_block *b) AT_HIDDEN;
 /* Hands every range of the live-block tables (here and in shadow.c) to
  * add(ctx, ...): memory of the tracer's that holds block addresses and
  * must not count as a root. */
@@ -435,6 +437,14 @@ extern uintptr_t at_exit_frame AT_HIDDEN;
  * /proc/self/maps, an allocator not glibc's): then every kind is
  * AT_KIND_UNKNOWN. */
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+
+/* ---- leakreport.c (leaks mode, at exit: the report) -------------------- */
+/* Appends the live blocks in index order, each after its leak kind line
+ * (reach.c), and the leak summary. With `emergency` (a signal handler)
+ * async-signal-safe, written through at_writer_direct and without kinds:
+ * the scan reads /proc/self/maps and calls backtrace(), which a
+ * fatal-signal handler must not. */
+void at_leakreport_write(int emergency) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */

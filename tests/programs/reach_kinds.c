@@ -163,6 +163,43 @@ static __attribute__((noinline)) void make_sized(int n)
     }
 }
 
+/* far (added last, like sized): pointers that land megabytes away from a block's start, in
+ * another 64 KiB region than the start's (reach.c's filter of regions):
+ * a global points 3 MiB into one block (possibly lost); another global
+ * points at a second block's start, and that block, 3 MiB into it, holds
+ * the only pointer to a third (both still reachable). */
+static char *far_inside, **far_keep;
+
+static __attribute__((noinline)) void make_far(void)
+{
+    size_t big = 4u << 20;
+    char *a = malloc(big), *c = malloc(big);
+    char **b = malloc(big);
+    memset(a, 'f', big);
+    memset(b, 0, big);
+    memset(c, 'f', big);
+    far_inside = a + (3u << 20);
+    b[(3u << 20) / sizeof *b + 1] = c;
+    far_keep = b;
+}
+
+/* leaves=N (added last): N blocks of 5 MiB (N <= 200), each mmap'd by
+ * glibc in a 4 MiB region of its own, so each takes a leaf of the
+ * tracer's shadow store and an excluded range of the scan; the odd ones
+ * kept by a global array (reachable), the even ones lost (definite; the
+ * last one kept, so that no register holds a lost one's address). */
+static char *leaves[200];
+
+static __attribute__((noinline)) void make_leaves(int n)
+{
+    for (int i = 0; i < n && i < 200; i++) {
+        char *p = malloc(5u << 20);
+        p[0] = 'l';
+        if (i % 2 == 1)
+            leaves[i] = p;
+    }
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -191,6 +228,10 @@ int main(int argc, char **argv)
             make_thread();
         else if (strcmp(argv[i], "libc") == 0)
             use_libc();
+        else if (strncmp(argv[i], "leaves=", 7) == 0)
+            make_leaves(atoi(argv[i] + 7));
+        else if (strcmp(argv[i], "far") == 0)
+            make_far();
         else if (strcmp(argv[i], "joined") == 0)
             make_joined();
         else if (strcmp(argv[i], "exitthread") == 0) {

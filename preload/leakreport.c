@@ -1,0 +1,422 @@
+/*
+ * preload/leakreport.c: leaks mode's report at exit. It sits above the
+ * live blocks (live.c), the scan (reach.c) and the writer, and is called
+ * by lifecycle.c only: it collects the blocks still alive, classifies
+ * them (reach.c), sorts them into the order of their allocations and
+ * writes them, numbered 1, 2, ..., grouped by site and kind (the
+ * compressed form; see write_groups), with the leak summary of
+ * TEXT_FORMAT.md section 8.
+ *
+ * From a fatal signal's handler (`emergency`) it stays async-signal-safe:
+ * no allocation, no scan (it reads /proc/self/maps and calls backtrace()),
+ * no grouping (that needs memory); every block is written as a record of
+ * its own, straight to the file.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "tracer.h"
+
+/*
+ * The blocks into the order of their keys (clock.c's order keys, in
+ * allocation order). Each key is unpacked once, into (key, position)
+ * pairs that an LSD radix sort orders by bytes - only the bytes where
+ * keys differ: 3 or 4 passes for a run of seconds - and the blocks are
+ * then gathered in that order. It was qsort with a comparison that
+ * unpacked both keys, about 100 ns a block on cc1plus's 25,000. Both
+ * sorts are stable, so keys that tie (two threads within the key's
+ * grain) keep the collection's order as before. Memory is mmap'd, which
+ * a signal handler may call; without it, an in-place heap sort.
+ */
+struct keyed {
+    uint64_t key;
+    size_t at;
+};
+
+/* Sorts a (n pairs) by key, through t; returns whichever holds the result.
+ * count: 256 counters (not on the stack: a signal's may be small). */
+static struct keyed *radix_sort(struct keyed *a, struct keyed *t, size_t n, size_t *count)
+{
+    uint64_t differ = 0;
+    for (size_t i = 1; i < n; i++)
+        differ |= a[i].key ^ a[0].key;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!(differ >> shift & 0xff))
+            continue;
+        memset(count, 0, 256 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[a[i].key >> shift & 0xff]++;
+        for (size_t d = 0, sum = 0; d < 256; d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            t[count[a[i].key >> shift & 0xff]++] = a[i];
+        struct keyed *x = a;
+        a = t;
+        t = x;
+    }
+    return a;
+}
+
+static void sift_down(struct at_live_block *a, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && at_live_key(&a[c + 1]) > at_live_key(&a[c]))
+            c++;
+        if (at_live_key(&a[i]) >= at_live_key(&a[c]))
+            return;
+        struct at_live_block t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+static void heap_sort(struct at_live_block *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(a, i, n);
+    for (size_t end = n; end > 1; end--) {
+        struct at_live_block t = a[0];
+        a[0] = a[end - 1];
+        a[end - 1] = t;
+        sift_down(a, 0, end - 1);
+    }
+}
+
+static void *map_anon(size_t len)
+{
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* The n blocks of `all` (a mapping of *map_len bytes) in key order: a
+ * new mapping (and *map_len its length) or `all` sorted in place. */
+static struct at_live_block *sort_by_key(struct at_live_block *all, size_t n, size_t *map_len)
+{
+    if (n < 2)
+        return all;
+    size_t pairs_len = 2 * n * sizeof(struct keyed) + 256 * sizeof(size_t);
+    size_t out_len = n * sizeof *all;
+    struct keyed *pairs = map_anon(pairs_len);
+    struct at_live_block *out = pairs ? map_anon(out_len) : NULL;
+    if (!out) {
+        if (pairs)
+            munmap(pairs, pairs_len);
+        heap_sort(all, n);
+        return all;
+    }
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (struct keyed){ at_live_key(&all[i]), i };
+    const struct keyed *sorted = radix_sort(pairs, pairs + n, n, (size_t *)(pairs + 2 * n));
+    for (size_t i = 0; i < n; i++)
+        out[i] = all[sorted[i].at];
+    munmap(pairs, pairs_len);
+    munmap(all, *map_len);
+    *map_len = out_len;
+    return out;
+}
+
+static const char *const kind_lines[] = {
+    [AT_KIND_DEFINITE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_DEFINITE "\n",
+    [AT_KIND_INDIRECT] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_INDIRECT "\n",
+    [AT_KIND_POSSIBLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_POSSIBLE "\n",
+    [AT_KIND_REACHABLE] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_REACHABLE "\n",
+    [AT_KIND_LIBC] = AT_LEAK_KIND_PREFIX AT_KIND_NAME_LIBC "\n",
+};
+
+/* Each block's leak kind (reach.c), into memory of its own; NULL when
+ * there is none or ALLOCTRACE_LEAK_KINDS=0 (every block is then written
+ * without a kind). Why a scan could not run goes into the trace, as a
+ * comment, not to the program's stderr: the blocks then count as not
+ * classified, which the gate fails on. */
+static uint8_t *classify(const struct at_live_block *all, size_t n)
+{
+    uint8_t *kind = n && at_cfg.leak_kinds ? at_real.malloc(n) : NULL;
+    const char *why = kind ? at_reach_classify(all, n, kind) : NULL;
+    if (why) {
+        char line[160] = "## leak kinds not written: ";
+        size_t len = strlen(line), w = strlen(why);
+        if (w > sizeof line - len - 2)
+            w = sizeof line - len - 2;
+        memcpy(line + len, why, w);
+        line[len + w] = '\n';
+        at_append_raw(line, len + w + 1);
+        at_real.free(kind);
+        kind = NULL;
+    }
+    return kind;
+}
+
+/* Leak records go out in batches: through the shared buffer at exit,
+ * written at once from a signal handler. */
+static char batch[64 * 1024];
+static size_t batch_len;
+
+static void emit(uint64_t index, const char *body, size_t len, int emergency)
+{
+    if (!emergency) {
+        at_commit_indexed(index, body, len);
+        return;
+    }
+    if (batch_len + len + 24 > sizeof batch) {
+        at_writer_direct(batch, batch_len, 1);
+        batch_len = 0;
+    }
+    char *p = batch + batch_len;
+    p += at_fmt_dec(p, index);
+    *p++ = '.';
+    *p++ = ' ';
+    memcpy(p, body, len);
+    batch_len = (size_t)(p + len - batch);
+}
+
+static void write_summary(size_t written, uint64_t bytes, int emergency)
+{
+    char s[256], *p = s;
+    const char l1[] = "# Resource - " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC "):\n# ";
+    memcpy(p, l1, sizeof l1 - 1);
+    p += sizeof l1 - 1;
+    p += at_fmt_dec(p, written);
+    const char l2[] = " block(s) leaked with total size of ";
+    memcpy(p, l2, sizeof l2 - 1);
+    p += sizeof l2 - 1;
+    p += at_fmt_dec(p, bytes);
+    memcpy(p, " bytes\n", 7);
+    p += 7;
+    if (!emergency) {
+        at_append_raw(s, (size_t)(p - s));
+        return;
+    }
+    if (batch_len)
+        at_writer_direct(batch, batch_len, 1);
+    batch_len = 0;
+    at_writer_direct(s, (size_t)(p - s), 0);
+}
+
+/* A block as its record's event; with its site's frames or without. */
+static struct at_event block_event(const struct at_live_block *b, int frames)
+{
+    const struct at_stack *st = b->stack;
+    return (struct at_event){
+        .fn = (enum at_fn)st->fn, .size = at_live_size(b), .id = b->id,
+        .alignment = st->alignment, .ctx = st->ctx, .time_us = at_live_time_us(b),
+        .frames = (void **)st->frames, .nframes = frames ? st->n : 0,
+    };
+}
+
+static void put_kind(const uint8_t *kind, size_t i)
+{
+    if (kind)
+        at_append_raw(kind_lines[kind[i]], strlen(kind_lines[kind[i]]));
+}
+
+/* static: a signal handler may run on a small alternate stack */
+static char buf[AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 2];
+
+/* Every block a record of its own (a signal handler's way; at exit when
+ * there is no memory to group them). */
+static uint64_t write_plain(const struct at_live_block *all, size_t n, const uint8_t *kind,
+                            int emergency)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct at_event e = block_event(&all[i], 1);
+        put_kind(kind, i);
+        emit(i + 1, buf, at_format_body(buf, &e), emergency);
+        bytes += e.size;
+    }
+    return bytes;
+}
+
+/*
+ * At exit the blocks go out in the compressed form (TEXT_FORMAT.md): the
+ * blocks of one site and kind together, each its own call line, then the
+ * site's frames once. A site holding thousands of blocks (a cache, a
+ * tree) otherwise repeats its whole backtrace for each: 150 bytes a block
+ * on bench/gate's "keep", 53 so. Sites are interned, so a group is a
+ * (site pointer, kind) pair: one pass finds each block's group in a hash
+ * table of groups and links the block to the group's last one, so memory
+ * is a link per block and an entry per group, and the groups go out in
+ * the order of their first blocks.
+ */
+struct group {
+    const struct at_stack *stack;
+    size_t first, last;
+    uint64_t bytes;
+    uint8_t kind;
+};
+
+struct grouping {
+    struct group *groups;
+    size_t ngroups, cap;   /* cap: of both the groups and the table */
+    size_t *table;         /* group number + 1; 0: empty */
+    size_t *next;          /* per block: the next one in its group; n: none */
+};
+
+static size_t group_hash(const struct at_stack *st, uint8_t kind, size_t mask)
+{
+    return at_mix64((uintptr_t)st ^ (uint64_t)kind << 60) & mask;
+}
+
+/* The table holds at most half its slots. Returns -1 without memory. */
+static int groups_grow(struct grouping *g)
+{
+    size_t cap = g->cap ? g->cap * 2 : 1024;
+    struct group *groups = at_real.realloc(g->groups, cap / 2 * sizeof *groups);
+    if (!groups)
+        return -1;
+    g->groups = groups;
+    size_t *table = at_real.calloc(cap, sizeof *table);
+    if (!table)
+        return -1;
+    at_real.free(g->table);
+    g->table = table;
+    g->cap = cap;
+    for (size_t k = 0; k < g->ngroups; k++) {
+        size_t i = group_hash(groups[k].stack, groups[k].kind, cap - 1);
+        while (table[i])
+            i = (i + 1) & (cap - 1);
+        table[i] = k + 1;
+    }
+    return 0;
+}
+
+static int group_blocks(struct grouping *g, const struct at_live_block *all, size_t n,
+                        const uint8_t *kind)
+{
+    g->next = at_real.malloc(n * sizeof *g->next);
+    if (!g->next)
+        return -1;
+    for (size_t b = 0; b < n; b++) {
+        if ((g->ngroups + 1) * 2 > g->cap && groups_grow(g) != 0)
+            return -1;
+        uint8_t k = kind ? kind[b] : 0;
+        size_t mask = g->cap - 1, i = group_hash(all[b].stack, k, mask);
+        for (; g->table[i]; i = (i + 1) & mask) {
+            struct group *gr = &g->groups[g->table[i] - 1];
+            if (gr->stack == all[b].stack && gr->kind == k)
+                break;
+        }
+        if (!g->table[i]) {
+            g->table[i] = ++g->ngroups;
+            g->groups[g->ngroups - 1] = (struct group){ .stack = all[b].stack, .first = b, .kind = k };
+        } else {
+            g->next[g->groups[g->table[i] - 1].last] = b;
+        }
+        struct group *gr = &g->groups[g->table[i] - 1];
+        gr->last = b;
+        gr->bytes += at_live_size(&all[b]);
+        g->next[b] = n;
+    }
+    return 0;
+}
+
+/*
+ * A group goes out as one record text (at_commit_indexed under its first
+ * index: the others' numbers are in the text), so the writer never splits
+ * it between buffers and a cut trace (full disk, file size limit) ends
+ * between groups (format.c's at_unit_boundary knows them). For the same
+ * reason a group's text stays under GROUP_TEXT: outfd.c looks for that
+ * boundary in the last 4 KiB of the file. Longer groups are written as
+ * several, each with the frames: at ~60 blocks a piece they cost a few
+ * bytes a block.
+ */
+#define GROUP_TEXT 3072
+static char group_buf[GROUP_TEXT + 2 * AT_HEAD_MAX + AT_FRAME_TEXT * AT_MAX_DEPTH + 128];
+
+static char *put_lit(char *p, const char *s, size_t n)
+{
+    memcpy(p, s, n);
+    return p + n;
+}
+#define PUT_LIT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
+
+/* "# allocation summary: ...", the frames, the blank line. */
+static char *put_group_tail(char *p, const struct at_stack *st, size_t count, uint64_t bytes)
+{
+    p = PUT_LIT(p, AT_ALLOC_SUMMARY);
+    p += at_fmt_dec(p, count);
+    p = PUT_LIT(p, " block(s) with total size ");
+    p += at_fmt_dec(p, bytes);
+    *p++ = '\n';
+    for (int f = 0; f < st->n; f++) {
+        p = PUT_LIT(p, "\t0x");
+        p += at_fmt_hex(p, (uintptr_t)st->frames[f]);
+        *p++ = '\n';
+    }
+    *p++ = '\n';
+    return p;
+}
+
+/* The group's blocks from `b` on, as many as fit in one piece; returns
+ * the first block left (n: none). */
+static size_t write_piece(const struct grouping *g, const struct group *gr, size_t b,
+                          const struct at_live_block *all, size_t n, const uint8_t *kind)
+{
+    const struct at_stack *st = gr->stack;
+    size_t tail_room = 64 + (size_t)st->n * AT_FRAME_TEXT, count = 0;
+    uint64_t first = b + 1, bytes = 0;
+    char *p = group_buf;
+    put_kind(kind, b);
+    for (; b != n && (count == 0 || (size_t)(p - group_buf) + AT_HEAD_MAX + 24 + tail_room <=
+                                        GROUP_TEXT); b = g->next[b], count++) {
+        struct at_event e = block_event(&all[b], 0);
+        if (count) {
+            p += at_fmt_dec(p, b + 1);
+            p = PUT_LIT(p, ". ");
+        }
+        /* the body without frames ends in the blank line: left out */
+        p += at_format_body(p, &e) - 1;
+        bytes += e.size;
+    }
+    p = put_group_tail(p, st, count, bytes);
+    at_commit_indexed(first, group_buf, (size_t)(p - group_buf));
+    return b;
+}
+
+static void write_groups(const struct grouping *g, const struct at_live_block *all, size_t n,
+                         const uint8_t *kind)
+{
+    for (size_t k = 0; k < g->ngroups; k++)
+        for (size_t b = g->groups[k].first; b != n;)
+            b = write_piece(g, &g->groups[k], b, all, n, kind);
+}
+
+static void grouping_free(struct grouping *g)
+{
+    at_real.free(g->groups);
+    at_real.free(g->table);
+    at_real.free(g->next);
+}
+
+void at_leakreport_write(int emergency)
+{
+    size_t n, map_len;
+    uint64_t bytes = 0;
+    struct at_live_block *all = at_live_collect(&n, &map_len, emergency);
+    all = sort_by_key(all, n, &map_len);
+    /* The scan reads /proc/self/maps and calls backtrace(), which a
+     * signal handler must not: blocks written from one carry no kind.
+     * Nor does it group them: that needs memory. */
+    uint8_t *kind = emergency ? NULL : classify(all, n);
+    struct grouping g = { 0 };
+    if (!emergency && n && group_blocks(&g, all, n, kind) == 0) {
+        write_groups(&g, all, n, kind);
+        for (size_t k = 0; k < g.ngroups; k++)
+            bytes += g.groups[k].bytes;
+    } else {
+        bytes = write_plain(all, n, kind, emergency);
+    }
+    grouping_free(&g);
+    if (all)
+        munmap(all, map_len);
+    at_real.free(kind);
+    write_summary(n, bytes, emergency);
+}
+
