@@ -337,23 +337,6 @@ static char *put_lit(char *p, const char *s, size_t n)
 }
 #define PUT_LIT(p, lit) put_lit((p), (lit), sizeof(lit) - 1)
 
-/* "# allocation summary: ...", the frames, the blank line. */
-static char *put_group_tail(char *p, const struct at_stack *st, size_t count, uint64_t bytes)
-{
-    p = PUT_LIT(p, AT_ALLOC_SUMMARY);
-    p += at_fmt_dec(p, count);
-    p = PUT_LIT(p, " block(s) with total size ");
-    p += at_fmt_dec(p, bytes);
-    *p++ = '\n';
-    for (int f = 0; f < st->n; f++) {
-        p = PUT_LIT(p, "\t0x");
-        p += at_fmt_hex(p, (uintptr_t)st->frames[f]);
-        *p++ = '\n';
-    }
-    *p++ = '\n';
-    return p;
-}
-
 /* The group's blocks from `b` on, as many as fit in one piece; returns
  * the first block left (n: none). */
 static size_t write_piece(const struct grouping *g, const struct group *gr, size_t b,
@@ -375,7 +358,7 @@ static size_t write_piece(const struct grouping *g, const struct group *gr, size
         p += at_format_body(p, &e) - 1;
         bytes += e.size;
     }
-    p = put_group_tail(p, st, count, bytes);
+    p = at_format_group_tail(p, st->frames, st->n, count, bytes);
     at_commit_indexed(first, group_buf, (size_t)(p - group_buf));
     return b;
 }
