@@ -180,11 +180,12 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
     e.nframes = at_unwind(frames, depth);
     if (alloc_reads_clock())
         e.time_us = at_now_us();
-    at_maps_check(frames, e.nframes);
-    if (at_cfg.leaks_mode)
-        at_live_add(&e, at_order_key());
-    else
+    if (at_cfg.leaks_mode) {
+        at_live_add(&e, at_order_key());   /* checks the maps on a new site */
+    } else {
+        at_maps_check(frames, e.nframes);
         at_commit_event(&e, full_site(&e));
+    }
 }
 
 /* The program's errno is what the real allocator left: whatever the tracer
@@ -272,7 +273,6 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
         }
         if (q) {
             alloc.id = (uintptr_t)q;
-            at_maps_check(frames, nframes);
             at_live_add(&alloc, at_order_key());
         }
         return q;

@@ -278,6 +278,11 @@ static int frames_known(void *const *frames, int n)
     return ok && atomic_load_explicit(&range_seq, memory_order_relaxed) == s1;
 }
 
+unsigned at_maps_epoch(void)
+{
+    return atomic_load_explicit(&range_seq, memory_order_acquire);
+}
+
 void at_maps_invalidate(void)
 {
     pthread_mutex_lock(&maps_lock);

@@ -324,6 +324,9 @@ void at_maps_init(at_text_out *out) AT_HIDDEN;
  * lock-free when all frames lie in known objects, else looks at the
  * loader's counters and hands lines of new objects to `out`. */
 void at_maps_check(void *const *frames, int n) AT_HIDDEN;
+/* Changes whenever the known ranges do (objects loaded, dlclose): frames
+ * found known by at_maps_check stay known while it reads the same. */
+unsigned at_maps_epoch(void) AT_HIDDEN;
 /* Writes map lines of objects loaded since the last look. */
 void at_maps_refresh(void) AT_HIDDEN;
 /* Forgets the known ranges (after dlclose a range may get a new object). */
@@ -359,7 +362,9 @@ struct at_stack {
     void *frames[];
 };
 void at_sites_init(void) AT_HIDDEN;
-/* The site of an allocation event; NULL only when out of memory. */
+/* The site of an allocation event; NULL only when out of memory. Makes
+ * sure the frames' objects have their map lines (at_maps_check), unless
+ * this thread met the same frames since the maps last changed. */
 const struct at_stack *at_site_intern(const struct at_event *e) AT_HIDDEN;
 void at_sites_fork_prepare(void) AT_HIDDEN;
 void at_sites_fork_parent(void) AT_HIDDEN;

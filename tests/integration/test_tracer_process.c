@@ -429,6 +429,50 @@ static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **st
     h_cleanup();
 }
 
+/* Leaks mode checks a site's frames against the map lines once per
+ * thread, and again after the objects changed: a library loaded over the
+ * range a closed one left, allocating through the same addresses (the
+ * same site), still gets its own line, and both blocks leak. */
+static void test_leaks_mode_library_over_closed_ones_range_gets_its_map_line(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *lib = h_path("build/tests/programs/tracer_dlib.so");
+    char *copy = h_fmt("%s/other_dlib.so", dir);
+    h_result cp = h_sh("cp %s %s", lib, copy);
+    assert_int_equal(cp.status, 0);
+    h_result_free(&cp);
+    const char *args[] = { "build/tests/programs/tracer_dlopen", "--keep", lib, copy, NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    const char *keys[] = { "dlib1", "dlib2" }, *names[] = { "/tracer_dlib.so", "/other_dlib.so" };
+    for (int i = 0; i < 2; i++) {
+        uint64_t id = t_out_addr(r.out, keys[i]);
+        const struct t_rec *a = NULL;
+        for (size_t k = 0; k < t.n; k++)
+            if (t.recs[k].id == id && t.recs[k].size == 4321)
+                a = &t.recs[k];
+        if (!a)
+            fail_msg("the block of %s is not among the leaks", keys[i]);
+        uint64_t f0 = t_frames(&t, a)[0];
+        int covered = 0;
+        for (size_t m = 0; m < t.nmaps; m++)
+            covered |= strstr(t.maps[m].path, names[i]) && f0 >= t.maps[m].start && f0 < t.maps[m].end;
+        if (!covered)
+            fail_msg("no map line of %s covers frame 0 of %s (%#llx)", names[i], keys[i],
+                     (unsigned long long)f0);
+    }
+    t_free(&t);
+    free(path);
+    free(copy);
+    free(lib);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_start_disabled_and_toggle_signal(void **state)
 {
     (void)state;
@@ -719,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_exec_children_untraced_by_default),
         cmocka_unit_test(test_follow_exec_traces_the_new_program_into_its_own_file),
         cmocka_unit_test(test_dlopen_map_line_precedes_first_use),
+        cmocka_unit_test(test_leaks_mode_library_over_closed_ones_range_gets_its_map_line),
         cmocka_unit_test(test_start_disabled_and_toggle_signal),
         cmocka_unit_test(test_fork_while_threads_allocate),
         cmocka_unit_test(test_fork_while_threads_allocate_never_hangs),
