@@ -200,12 +200,9 @@ static inline __attribute__((always_inline)) void record_alloc_keep_errno(enum a
     errno = e;
 }
 
+/* Full mode's release record (leaks mode's is free()'s own). */
 static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int depth)
 {
-    if (at_cfg.leaks_mode) {
-        at_live_remove((uintptr_t)p, NULL);
-        return;
-    }
     if (!at_cfg.free_backtraces)
         depth = 0;
     void *frames[depth + 1];
@@ -349,9 +346,14 @@ EXPORT void free(void *p)
         return;
     int saved, depth;
     if (enter_release(&saved, &depth)) {
-        int e = errno;
-        record_release(AT_FREE, p, depth);
-        errno = e;
+        if (at_cfg.leaks_mode) {
+            /* A store in the shadow, no system call: errno stays. */
+            at_live_remove((uintptr_t)p, NULL);
+        } else {
+            int e = errno;
+            record_release(AT_FREE, p, depth);
+            errno = e;
+        }
         leave(saved);
     }
     at_real.free(p);

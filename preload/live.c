@@ -71,8 +71,9 @@ static inline uint64_t block_time(const struct at_live_block *b)
 static inline int block_pack(struct at_live_block *b, uint64_t key, uint64_t size,
                              uint64_t time_us)
 {
-    uint64_t high = at_clock_tsc() ? key >> INDEX_BITS : time_us % DAY_US;
-    if ((!at_clock_tsc() && key >> INDEX_BITS) || size >> 46)
+    int tsc = at_clock_tsc();
+    uint64_t high = tsc ? key >> INDEX_BITS : time_us % DAY_US;
+    if ((!tsc && key >> INDEX_BITS) || size >> 46)
         return -1;
     b->packed[0] = (key & ((1ull << INDEX_BITS) - 1)) | size << INDEX_BITS;
     b->packed[1] = (size >> SIZE_LO_BITS) | high << 27;
