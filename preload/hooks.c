@@ -170,14 +170,15 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
                                                               void *p, uint64_t alignment,
                                                               int depth)
 {
-    void *frames[depth + 1];
+    void *raw[depth + AT_SKIP_MAX], **frames;
     struct at_event e = {
         .fn = fn, .size = size, .id = (uintptr_t)p, .alignment = alignment,
-        .ctx = at_ctx_mask, .frames = frames,
+        .ctx = at_ctx_mask,
     };
     if (at_cfg.leaks_mode)
         at_shadow_prefetch((uintptr_t)p);
-    e.nframes = at_unwind(frames, depth);
+    e.nframes = at_unwind_raw(raw, depth, &frames);   /* no copy: the frames stay in raw */
+    e.frames = frames;
     if (alloc_reads_clock())
         e.time_us = at_now_us();
     if (at_cfg.leaks_mode) {

@@ -130,16 +130,19 @@ void *at_unwind_mmap_probe(void *addr, size_t len, int prot, int flags, int fd,
 int at_unwind_munmap_probe(void *addr, size_t len) AT_HIDDEN;
 void at_unwind_cache_init(int libunwind_was_loaded) AT_HIDDEN;
 
-/* Fills frames[0..depth) with return addresses, innermost first, the
- * tracer's own frames removed. Returns the count. Inlined into the hooks
- * on purpose: each frame of the tracer's own between the hook and
- * unw_backtrace is one more step libunwind takes on every allocation. */
+/* Unwinds into raw[], which has room for depth + AT_SKIP_MAX entries, and
+ * points *frames past the tracer's own leading frames: return addresses,
+ * innermost first. Returns how many are kept (at most depth). Inlined
+ * into the hooks on purpose: each frame of the tracer's own between the
+ * hook and unw_backtrace is one more step libunwind takes on every
+ * allocation. */
 #define AT_SKIP_MAX 8
-static inline __attribute__((always_inline)) int at_unwind(void **frames, int depth)
+static inline __attribute__((always_inline)) int at_unwind_raw(void **raw, int depth,
+                                                               void ***frames)
 {
+    *frames = raw;
     if (depth <= 0)
         return 0;
-    void *raw[depth + AT_SKIP_MAX];
     int saved = at_guard;
     at_guard = AT_GUARD_UNWINDING;
     int n = __builtin_expect(at_unw_backtrace != NULL, 1)
@@ -152,12 +155,23 @@ static inline __attribute__((always_inline)) int at_unwind(void **frames, int de
         if (!((a >= at_self_lo && a < at_self_hi) || (a >= at_unw_lo && a < at_unw_hi)))
             break;
     }
+    *frames = raw + skip;
     n -= skip;
     if (n > depth)
         n = depth;
-    if (n > 0)
-        __builtin_memcpy(frames, raw + skip, (size_t)n * sizeof *frames);
     return n < 0 ? 0 : n;
+}
+
+/* The same, copied to frames[0..depth). */
+static inline __attribute__((always_inline)) int at_unwind(void **frames, int depth)
+{
+    if (depth <= 0)
+        return 0;
+    void *raw[depth + AT_SKIP_MAX], **kept;
+    int n = at_unwind_raw(raw, depth, &kept);
+    if (n > 0)
+        __builtin_memcpy(frames, kept, (size_t)n * sizeof *frames);
+    return n;
 }
 
 /* ---- writer.c ---------------------------------------------------------- */
