@@ -1,6 +1,7 @@
 /*
- * tests/programs/tracer_sites.c: 512 call sites that differ only in the
- * middle of their stacks. Path BITS goes down LEVELS levels, through
+ * tests/programs/tracer_sites.c: 512 call sites (2^LEVELS; LEVELS is the
+ * argument, 9 by default) that differ only in the middle of their stacks.
+ * Path BITS goes down LEVELS levels, through
  * left() for a 0 bit and right() for a 1 (lowest bit first), and
  * allocates 1000 + BITS bytes at the bottom; every path runs ROUNDS times,
  * the paths interleaved, and nothing is freed. Prints "left ADDR",
@@ -12,8 +13,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#define LEVELS 9
 #define ROUNDS 3
+
+static int levels = 9;
 
 static void *volatile sink;
 
@@ -40,15 +42,19 @@ __attribute__((noinline)) void end_marker(void)
 
 __attribute__((noinline)) static void *step(int bits, int level)
 {
-    if (level == LEVELS)
+    if (level == levels)
         return malloc(1000 + (size_t)bits);
     return (bits >> level) & 1 ? right(bits, level) : left(bits, level);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1)
+        levels = atoi(argv[1]);
+    if (levels < 1 || levels > 14)
+        return 2;
     for (int r = 0; r < ROUNDS; r++)
-        for (int bits = 0; bits < 1 << LEVELS; bits++)
+        for (int bits = 0; bits < 1 << levels; bits++)
             step(bits, 0);
     char out[128];
     int n = snprintf(out, sizeof out, "left %p\nright %p\nend %p\n", (void *)(uintptr_t)left,
