@@ -217,16 +217,17 @@ static const struct t_map *map_at(const struct t_trace *t, uint64_t addr, const 
 
 /* tracer_dlopen with tracer_dlib.so and a copy of it, DIR/other_dlib.so
  * (*copy): the second library usually lands in the range the first one
- * left. */
-static h_result run_two_dlibs(const char *dir, char **copy)
+ * left. `keep`: the blocks are not freed; `env` as for run_in. */
+static h_result run_two_dlibs(const char *dir, char **copy, int keep, const char *const env[])
 {
     char *lib = h_path("build/tests/programs/tracer_dlib.so");
     *copy = h_fmt("%s/other_dlib.so", dir);
     h_result cp = h_sh("cp %s %s", lib, *copy);
     assert_int_equal(cp.status, 0);
     h_result_free(&cp);
-    const char *args[] = { "build/tests/programs/tracer_dlopen", lib, *copy, NULL };
-    h_result r = run_in(dir, args, NULL);
+    const char *freed[] = { "build/tests/programs/tracer_dlopen", lib, *copy, NULL };
+    const char *kept[] = { "build/tests/programs/tracer_dlopen", "--keep", lib, *copy, NULL };
+    h_result r = run_in(dir, keep ? kept : freed, env);
     assert_int_equal(r.status, 0);
     free(lib);
     return r;
@@ -236,7 +237,7 @@ static void test_dlopen_map_line_precedes_first_use(void **state)
 {
     (void)state;
     char *dir = h_tmpdir(), *copy;
-    h_result r = run_two_dlibs(dir, &copy);
+    h_result r = run_two_dlibs(dir, &copy, 0, NULL);
     char *path = h_fmt("%s/trace.txt", dir);
     struct t_trace t = t_load(path);
     const char *keys[] = { "dlib1", "dlib2" }, *names[] = { "tracer_dlib.so", "other_dlib.so" };
@@ -403,7 +404,7 @@ static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **st
 {
     (void)state;
     char *dir = h_tmpdir(), *copy;
-    h_result r = run_two_dlibs(dir, &copy);
+    h_result r = run_two_dlibs(dir, &copy, 0, NULL);
     struct t_trace t = postproc_plain(dir, "");
     t_free(&t);
     char *plain = h_fmt("%s/plain.txt", dir);
@@ -436,16 +437,9 @@ static void test_mid_chunk_dlopen_map_line_orders_calls_after_postproc(void **st
 static void test_leaks_mode_library_over_closed_ones_range_gets_its_map_line(void **state)
 {
     (void)state;
-    char *dir = h_tmpdir();
-    char *lib = h_path("build/tests/programs/tracer_dlib.so");
-    char *copy = h_fmt("%s/other_dlib.so", dir);
-    h_result cp = h_sh("cp %s %s", lib, copy);
-    assert_int_equal(cp.status, 0);
-    h_result_free(&cp);
-    const char *args[] = { "build/tests/programs/tracer_dlopen", "--keep", lib, copy, NULL };
+    char *dir = h_tmpdir(), *copy;
     const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
-    h_result r = run_in(dir, args, env);
-    assert_int_equal(r.status, 0);
+    h_result r = run_two_dlibs(dir, &copy, 1, env);
     char *path = h_fmt("%s/trace.txt", dir);
     struct t_trace t = t_load(path);
     const char *keys[] = { "dlib1", "dlib2" }, *names[] = { "/tracer_dlib.so", "/other_dlib.so" };
@@ -468,7 +462,6 @@ static void test_leaks_mode_library_over_closed_ones_range_gets_its_map_line(voi
     t_free(&t);
     free(path);
     free(copy);
-    free(lib);
     h_result_free(&r);
     h_cleanup();
 }
