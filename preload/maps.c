@@ -326,6 +326,8 @@ void at_maps_reset(void)
 {
     nknown[0] = nknown[1] = 0;
     nranges = 0;
+    /* A new epoch: what threads found known was written to the old file. */
+    atomic_fetch_add_explicit(&range_seq, 2, memory_order_acq_rel);
     atomic_store(&seen_adds, ~0ull);
     atomic_store(&seen_subs, ~0ull);
 }

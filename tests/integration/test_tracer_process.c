@@ -466,6 +466,43 @@ static void test_leaks_mode_library_over_closed_ones_range_gets_its_map_line(voi
     h_cleanup();
 }
 
+/* A forked child writes a file of its own, so the map lines its parent
+ * wrote do not count there: a block the child allocates through a call
+ * its parent's thread had met (a site in the inherited cache) from a
+ * library it closes before exit still has the library's map line. */
+static void test_leaks_mode_forked_child_writes_the_map_lines_of_its_sites(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *lib = h_path("build/tests/programs/tracer_dlib.so");
+    const char *args[] = { "build/tests/programs/tracer_dlopen", "--fork", lib, NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = run_in(dir, args, env);
+    assert_int_equal(r.status, 0);
+    int child = (int)strtol(strstr(r.out, "child ") + 6, NULL, 10);
+    char *cpath = h_fmt("%s/trace.txt.%d", dir, child);
+    struct t_trace c = t_load(cpath);
+    uint64_t id = t_out_addr(r.out, "dlib2");
+    const struct t_rec *a = NULL;
+    for (size_t k = 0; k < c.n; k++)
+        if (c.recs[k].id == id && c.recs[k].size == 4321)
+            a = &c.recs[k];
+    assert_non_null(a);
+    uint64_t f0 = t_frames(&c, a)[0];
+    int covered = 0;
+    for (size_t m = 0; m < c.nmaps; m++)
+        covered |= strstr(c.maps[m].path, "/tracer_dlib.so") && f0 >= c.maps[m].start &&
+                   f0 < c.maps[m].end;
+    if (!covered)
+        fail_msg("no map line of tracer_dlib.so in the child's trace covers %#llx",
+                 (unsigned long long)f0);
+    t_free(&c);
+    free(cpath);
+    free(lib);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 static void test_start_disabled_and_toggle_signal(void **state)
 {
     (void)state;
@@ -757,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_follow_exec_traces_the_new_program_into_its_own_file),
         cmocka_unit_test(test_dlopen_map_line_precedes_first_use),
         cmocka_unit_test(test_leaks_mode_library_over_closed_ones_range_gets_its_map_line),
+        cmocka_unit_test(test_leaks_mode_forked_child_writes_the_map_lines_of_its_sites),
         cmocka_unit_test(test_start_disabled_and_toggle_signal),
         cmocka_unit_test(test_fork_while_threads_allocate),
         cmocka_unit_test(test_fork_while_threads_allocate_never_hangs),
