@@ -184,8 +184,7 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
     if (at_cfg.leaks_mode) {
         at_live_add(&e, at_order_key());   /* checks the maps on a new site */
     } else {
-        at_maps_check(frames, e.nframes);
-        at_commit_event(&e, full_site(&e));
+        at_commit_event(&e, full_site(&e));   /* checks the maps on a new site */
     }
 }
 
@@ -213,7 +212,6 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
     const struct at_stack *st = NULL;
     if (depth) {
         e.nframes = at_unwind(frames, depth);
-        at_maps_check(frames, e.nframes);
         st = full_site(&e);
     }
     if (at_cfg.timestamps)
@@ -275,8 +273,8 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
         }
         return q;
     }
-    at_maps_check(frames, nframes);
-    /* The release's backtrace, when it has one, is the allocation's. */
+    /* The release's backtrace, when it has one, is the allocation's; its
+     * interning checks the maps. */
     return at_commit_realloc(&rel, &alloc, full_site(&alloc), p, n, m, op);
 }
 
