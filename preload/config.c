@@ -240,11 +240,26 @@ static char *add(char *p, char *end, const char *s)
     return p;
 }
 
+/* The pid in decimal: by hand, so the configuration (a bottom layer) needs
+ * nothing of format.c, which reads it. */
+static void pid_text(char *num, pid_t pid)
+{
+    char rev[16];
+    int n = 0;
+    unsigned v = (unsigned)pid;
+    do
+        rev[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    while (n > 0)
+        *num++ = rev[--n];
+    *num = '\0';
+}
+
 void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
 {
     char *p = out, *end = out + cap - 24;
     char num[24];
-    num[at_fmt_dec(num, (uint64_t)pid)] = '\0';
+    pid_text(num, pid);
     if (!at_cfg.output[0]) {
         p = add(p, end, "alloctrace.");
         p = add(p, end, argv0_base());

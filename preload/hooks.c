@@ -24,13 +24,11 @@
  *   Together that makes index order the true order even when another
  *   thread receives the same address at once.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -281,31 +279,6 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
 /* ---- the interposed functions --------------------------------------------- */
 
 #define EXPORT __attribute__((visibility("default")))
-
-/* Calls malloc the way the program does (through the symbol lookup) and
- * sees whether this hook gets the call. Comparing addresses would not do:
- * an executable that takes malloc's address has a "canonical" PLT entry
- * that dlsym returns in place of the definition (python3 does). */
-const char *at_hooks_shadowed(void)
-{
-    void *(*volatile call)(size_t) = malloc;
-    int saved = at_guard;
-    at_guard = AT_GUARD_PROBE;
-    void *p = call(1);
-    int ours = at_guard == AT_GUARD_PROBE_SEEN;
-    at_guard = saved;
-    free(p);
-    if (ours)
-        return NULL;
-    /* Name the object, unless dlsym's answer is the executable's canonical
-     * entry (then the allocator is not known by name). */
-    Dl_info di, exe;
-    void *bound = dlsym(RTLD_DEFAULT, "malloc");
-    if (bound && dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] &&
-        !(dladdr((void *)getauxval(AT_PHDR), &exe) && exe.dli_fbase == di.dli_fbase))
-        return di.dli_fname;
-    return "the program itself (an allocator linked into it)";
-}
 
 EXPORT void *malloc(size_t n)
 {

@@ -44,6 +44,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -369,6 +370,34 @@ static void edit_environment(void)
     }
 }
 
+/* NULL when the program's malloc is ours; else the object whose malloc
+ * comes first in the symbol lookup (an allocator preloaded before us).
+ * Calls malloc the way the program does (through the symbol lookup) and
+ * sees whether our hook gets the call: hooks.c's enter_slow marks the
+ * guard. Comparing addresses would not do: an executable that takes
+ * malloc's address has a "canonical" PLT entry that dlsym returns in
+ * place of the definition (python3 does). */
+static const char *malloc_taken_by(void)
+{
+    void *(*volatile call)(size_t) = malloc;
+    int saved = at_guard;
+    at_guard = AT_GUARD_PROBE;
+    void *p = call(1);
+    int ours = at_guard == AT_GUARD_PROBE_SEEN;
+    at_guard = saved;
+    free(p);
+    if (ours)
+        return NULL;
+    /* Name the object, unless dlsym's answer is the executable's canonical
+     * entry (then the allocator is not known by name). */
+    Dl_info di, exe;
+    void *bound = dlsym(RTLD_DEFAULT, "malloc");
+    if (bound && dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] &&
+        !(dladdr((void *)getauxval(AT_PHDR), &exe) && exe.dli_fbase == di.dli_fbase))
+        return di.dli_fname;
+    return "the program itself (an allocator linked into it)";
+}
+
 void at_start(void)
 {
     int expected = 0;
@@ -383,7 +412,7 @@ void at_start(void)
     env_pending = !at_cfg.follow_exec;   /* done by the constructor */
     /* An allocator preloaded before the tracer gets every call: nothing
      * would be recorded, so no trace at all, and one line saying why. */
-    const char *first = at_hooks_shadowed();
+    const char *first = malloc_taken_by();
     if (first) {
         at_warn("malloc is taken by ", first,
                 ", loaded before the tracer: put liballoctrace.so first in LD_PRELOAD; running untraced");

@@ -95,11 +95,6 @@ extern __thread int at_guard AT_TLS AT_HIDDEN;
 /* Context bits active on this thread. */
 extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
 
-/* ---- hooks.c ----------------------------------------------------------- */
-/* NULL when the program's malloc is ours; else the object whose malloc
- * comes first in the symbol lookup (an allocator preloaded before us). */
-const char *at_hooks_shadowed(void) AT_HIDDEN;
-
 /* ---- unwind.c ---------------------------------------------------------- */
 int at_unwind_init(void) AT_HIDDEN;
 /* The tracer's own code range, whose frames are never shown. */
