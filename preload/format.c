@@ -31,24 +31,48 @@ static const char digits2[] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
+/* The number of decimal digits of v: log2 from the leading zeros, times
+ * log10(2) (1233 / 4096), corrected by one comparison. */
+static unsigned dec_digits(uint64_t v)
+{
+    static const uint64_t pow10[20] = {
+        0, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+        10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull,
+        100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+        100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull,
+    };
+    unsigned t = (unsigned)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
+    return t + (v >= pow10[t]);
+}
+
+/*
+ * Decimal, written from its last digit back, two at a time, straight into
+ * p: the digit count comes first, so no scratch copy. Indices and sizes
+ * are on every call line the writer thread formats; 32-bit steps while
+ * the value fits (index and size nearly always do).
+ */
 size_t at_fmt_dec(char *p, uint64_t v)
 {
-    char tmp[20];
-    int i = 20;
-    while (v >= 100) {
+    unsigned n = dec_digits(v);
+    char *e = p + n;
+    while (v > UINT32_MAX) {
         unsigned r = (unsigned)(v % 100);
         v /= 100;
-        tmp[--i] = digits2[r * 2 + 1];
-        tmp[--i] = digits2[r * 2];
+        e -= 2;
+        memcpy(e, digits2 + r * 2, 2);
     }
-    if (v >= 10) {
-        tmp[--i] = digits2[v * 2 + 1];
-        tmp[--i] = digits2[v * 2];
-    } else {
-        tmp[--i] = (char)('0' + v);
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        unsigned r = w % 100;
+        w /= 100;
+        e -= 2;
+        memcpy(e, digits2 + r * 2, 2);
     }
-    memcpy(p, tmp + i, (size_t)(20 - i));
-    return (size_t)(20 - i);
+    if (w >= 10)
+        memcpy(e - 2, digits2 + w * 2, 2);
+    else
+        e[-1] = (char)('0' + w);
+    return n;
 }
 
 /*

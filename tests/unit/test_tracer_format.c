@@ -35,16 +35,36 @@ static void at_fmt_hex_matches_printf_at_every_length(void **state)
     }
 }
 
-static void at_fmt_dec_matches_printf(void **state)
+static void check_dec(uint64_t v)
+{
+    char want[32], got[32];
+    snprintf(want, sizeof want, "%" PRIu64, v);
+    memset(got, '#', sizeof got);
+    size_t n = at_fmt_dec(got, v);
+    assert_int_equal(n, strlen(want));
+    assert_memory_equal(got, want, n);
+    assert_int_equal(got[n], '#');   /* nothing written past the digits */
+}
+
+/* The digit count is computed before the digits: every boundary of it
+ * (10^k - 1, 10^k), every power of two (where the estimate from the
+ * leading zeros steps), and both sides of the 32-bit fast path. */
+static void at_fmt_dec_matches_printf_at_every_length(void **state)
 {
     (void)state;
-    uint64_t values[] = { 0, 9, 10, 99, 100, 12345, 4294967296ull, UINT64_MAX };
-    for (size_t k = 0; k < sizeof values / sizeof *values; k++) {
-        char want[32], got[32];
-        snprintf(want, sizeof want, "%" PRIu64, values[k]);
-        size_t n = at_fmt_dec(got, values[k]);
-        assert_int_equal(n, strlen(want));
-        assert_memory_equal(got, want, n);
+    check_dec(0);
+    check_dec(UINT64_MAX);
+    check_dec(UINT32_MAX);
+    check_dec((uint64_t)UINT32_MAX + 1);
+    uint64_t p10 = 1;
+    for (int k = 0; k < 20; k++, p10 *= 10) {
+        check_dec(p10 - 1);
+        check_dec(p10);
+        check_dec(p10 + 1);
+    }
+    for (int b = 0; b < 64; b++) {
+        check_dec((uint64_t)1 << b);
+        check_dec(((uint64_t)1 << b) - 1);
     }
 }
 
@@ -168,7 +188,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(at_fmt_hex_matches_printf_at_every_length),
-        cmocka_unit_test(at_fmt_dec_matches_printf),
+        cmocka_unit_test(at_fmt_dec_matches_printf_at_every_length),
         cmocka_unit_test(an_allocation_body_has_time_context_alignment_and_frames),
         cmocka_unit_test(a_release_body_without_time_or_frames),
         cmocka_unit_test(a_body_of_the_deepest_stack_of_widest_frames_fits_its_room),
