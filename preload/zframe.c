@@ -7,8 +7,17 @@
  *   disk decodes up to its last whole frame, and the post-processor,
  *   which reads concatenated frames as one stream (postproc/read/input.c),
  *   needs nothing new.
- * - zstd level 1: the trace text compresses 15-30x at that level, and
- *   higher levels cost several times the CPU for a few percent.
+ * - zstd level -2 (ZSTD_fast with acceleration 2: after a miss the match
+ *   finder steps on faster, and literals are stored without Huffman).
+ *   Compressing is most of the writer thread's CPU, ~1 ns a byte of call
+ *   lines, and on a machine without a spare core that CPU is the
+ *   program's. Against level 1 it costs 17-37% less per event (45-65 ns
+ *   instead of 56-83 on bench/tracer's `one`, perl and cc1plus), for
+ *   8-11 bytes an event instead of 6-8: still 13-16x smaller than the
+ *   plain text of before the compressed form (issue 13 asks 10x).
+ *   Measured and left: a smaller hash table or window (a few %), level
+ *   -3 (no faster on `one`, 10% more bytes), higher levels (several
+ *   times the CPU for a few %). docs/benchmarks.md has the numbers.
  * - libzstd never allocates through the program's malloc (which is our
  *   hook): the context is created with a custom allocator on mmap, so it
  *   can neither recurse into the tracer nor take the real allocator's
@@ -30,7 +39,7 @@
 
 #include "tracer.h"
 
-#define LEVEL 1
+#define LEVEL (-2)
 #define RAW_BLOCK (128u << 10)     /* zstd's largest block */
 
 static ZSTD_CCtx *cctx;
