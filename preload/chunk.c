@@ -29,6 +29,17 @@
  *   4 KiB (outfd.c).
  * - The text goes out in pieces of at most AT_TEXT_PIECE bytes, each a
  *   write (one zstd frame when compressed), ending between units.
+ * - The call lines are where the writer thread's CPU goes (~55 bytes an
+ *   event; three quarters of the thread's time is zstd on them, ~1 ns a
+ *   byte whatever the level), and none of their bytes can go: index, the
+ *   time to the microsecond (a third of the bytes and of zstd's time; the
+ *   3 fraction digits the reader accepts would change the records), size,
+ *   and the address in hex without leading zeros are what the protocol
+ *   has. Measured and left (docs/benchmarks.md): pieces of 128 KiB
+ *   instead of 1 MiB (no change), and handing zstd the matches this file
+ *   knows (ZSTD_compressSequences: its entropy stage alone costs 28-36 ns
+ *   an event against 45-53 for level -2 whole, before finding the ~3
+ *   matches a line: a large change for well under 15-20% of the thread).
  * - No malloc, no lock: the state is mmap'd once (at_chunk_new), and a
  *   signal handler uses a state of its own, so the emergency flush can
  *   format while the writer thread was interrupted formatting.
