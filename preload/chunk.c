@@ -75,6 +75,7 @@ struct at_chunk {
     char *text;                     /* [AT_TEXT_PIECE + SLACK] */
     size_t len;
     at_text_out *out;
+    const struct at_stamp_conv *conv;   /* the records' stamps into times */
 };
 
 static size_t round_page(size_t n)
@@ -146,7 +147,7 @@ linked:
 }
 
 /* A record's event, without frames: at_format_body makes its call line. */
-static struct at_event event_of(const struct at_rec *r)
+static struct at_event event_of(const struct at_rec *r, const struct at_stamp_conv *conv)
 {
     const struct at_stack *st = r->stack;
     uint64_t h = r->head;
@@ -154,7 +155,7 @@ static struct at_event event_of(const struct at_rec *r)
     return (struct at_event){
         .fn = (enum at_fn)((h >> AT_REC_FN_SHIFT) & 15), .release = release,
         .size = r->size, .id = r->id, .alignment = st && !release ? st->alignment : 0,
-        .ctx = r->ctx, .time_us = r->time_us,
+        .ctx = r->ctx, .time_us = at_stamp_us(conv, r->stamp),
     };
 }
 
@@ -169,7 +170,7 @@ static uint32_t put_piece(struct at_chunk *k, const struct at_stack *st, uint32_
     for (; n != NONE && (count == 0 || (size_t)(p - start) + AT_HEAD_MAX + 24 + tail <= GROUP_TEXT);
          n = k->next[n], count++) {
         const struct at_rec *r = k->rec[n];
-        struct at_event e = event_of(r);
+        struct at_event e = event_of(r, k->conv);
         p += at_fmt_dec(p, r->head >> AT_REC_INDEX_SHIFT);
         *p++ = '.';
         *p++ = ' ';
@@ -218,9 +219,11 @@ static void put_text(struct at_chunk *k, const char *s, size_t n)
     }
 }
 
-void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out)
+void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out,
+                   const struct at_stamp_conv *conv)
 {
     k->out = out;
+    k->conv = conv;
     k->len = 0;
     k->nrecs = k->ngroups = 0;
     const char *end = p + n;

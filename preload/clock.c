@@ -9,14 +9,17 @@
  * as a usable clock source (it drops it when it finds the cores'
  * counters out of step) the tracer reads it, and else the clock.
  *
- * Time of a record (at_now_us): ticks are turned into nanoseconds from a
- * per-thread anchor (clock and TSC read together) with a global rate. Both
- * are renewed from the clock every 2^31 ticks (under a second), and the
- * rate is measured over the whole run so far, so it only gets better; the
- * run's first tenth of a second, too short to measure a rate, reads the
- * clock. An anchor is the clock read between two TSC readings close
- * together (not a preempted read). A renewed anchor may step the time by
- * the rate's error over that second, a few microseconds at most.
+ * Time of a record in full mode (at_clock_stamp): the TSC alone, one
+ * rdtsc on the hot path. The writer turns the stamps of a chunk into
+ * times off the hot path (at_clock_conv, at_stamp_us in tracer.h), with
+ * the rate measured from start-up to that moment: a stamp lies between
+ * the two clock-and-TSC pairs the rate is drawn from, so its time is off
+ * by no more than the pairs' own error (a microsecond or two), however
+ * short the run; the next chunk's better rate may step the time by as
+ * much. (Reading the clock until a rate was known, as before, cost a
+ * vDSO clock_gettime per event for a run's first tenth of a second: all
+ * of a short program's events.) Without an invariant TSC a stamp is the
+ * time itself, from the clock.
  *
  * Order in leaks mode (at_order_key): a live block's key is the TSC at its
  * allocation, strictly increasing on each thread. Threads share nothing,
@@ -39,17 +42,14 @@
 #include "tracer.h"
 
 #define KEY_SHIFT 6            /* grain: 64 ticks, ~20 ns */
-#define ANCHOR_TICKS (1ull << 31)
-#define FIRST_RATE_NS 100000000ull   /* measure the rate over 0.1 s at least */
-#define PAIR_GAP_TICKS 4096          /* ~1-2 us: the clock read without a preemption */
+#define PAIR_GAP_TICKS 4096    /* ~1-2 us: the clock read without a preemption */
 
 static int tsc_ok;
 static int64_t gmtoff_us;
 static uint64_t start_tsc, start_ns;   /* read together at start-up */
-static uint64_t rate_q32;              /* ns per tick << 32; 0: not known yet */
 static uint64_t order_seq;             /* keys without an invariant TSC */
 
-static __thread uint64_t anchor_tsc AT_TLS, anchor_ns AT_TLS, last_key AT_TLS;
+static __thread uint64_t last_key AT_TLS;
 
 static int tsc_invariant(void)
 {
@@ -124,35 +124,34 @@ static uint64_t rate_since_start(uint64_t now_ns, uint64_t now_tsc)
     return (uint64_t)(((unsigned __int128)(now_ns - start_ns) << 32) / (now_tsc - start_tsc));
 }
 
-/* The clock, read with the TSC to renew this thread's anchor and the
- * rate; in the first tenth of a second, too short to measure the rate,
- * the clock alone. */
-static __attribute__((noinline)) uint64_t renew_anchor(void)
-{
-    uint64_t ns, t;
-    if (!__atomic_load_n(&rate_q32, __ATOMIC_RELAXED) &&
-        (ns = clock_ns()) - start_ns < FIRST_RATE_NS)
-        return ns;
-    read_pair(&ns, &t);
-    anchor_ns = ns;
-    anchor_tsc = t;
-    __atomic_store_n(&rate_q32, rate_since_start(ns, t), __ATOMIC_RELAXED);
-    return ns;
-}
-
 uint64_t at_now_us(void)
 {
-    uint64_t ns;
-    if (!tsc_ok) {
-        ns = clock_ns();
-    } else {
-        uint64_t d = __rdtsc() - anchor_tsc;
-        uint64_t rate = __atomic_load_n(&rate_q32, __ATOMIC_RELAXED);
-        ns = rate && d < ANCHOR_TICKS && anchor_ns
-                 ? anchor_ns + (uint64_t)(((unsigned __int128)d * rate) >> 32)
-                 : renew_anchor();
+    return (uint64_t)((int64_t)(clock_ns() / 1000) + gmtoff_us);
+}
+
+uint64_t at_clock_stamp(void)
+{
+    return tsc_ok ? __rdtsc() : at_now_us();
+}
+
+void at_clock_conv(struct at_stamp_conv *c)
+{
+    c->tsc = tsc_ok;
+    c->tsc0 = start_tsc;
+    c->ns0 = start_ns;
+    c->gmtoff_us = gmtoff_us;
+    c->rate_q32 = 0;
+    if (tsc_ok) {
+        uint64_t ns, t;
+        read_pair(&ns, &t);
+        c->rate_q32 = rate_since_start(ns, t);
     }
-    return (uint64_t)((int64_t)(ns / 1000) + gmtoff_us);
+}
+
+/* 2^31 ticks: 0.5 to 1 s on 2 to 4 GHz counters, near enough for an age. */
+uint64_t at_clock_stamp_second(void)
+{
+    return tsc_ok ? 1ull << 31 : 1000000;
 }
 
 uint64_t at_order_key(void)
@@ -168,15 +167,8 @@ uint64_t at_order_key(void)
 
 uint64_t at_order_key_us(uint64_t key)
 {
-    static uint64_t end_rate;   /* measured over the whole run, once */
-    if (!end_rate) {
-        uint64_t ns, t;
-        read_pair(&ns, &t);
-        end_rate = rate_since_start(ns, t);
-    }
-    unsigned __int128 ticks = (unsigned __int128)key << KEY_SHIFT;
-    int64_t d_ns = ticks >= start_tsc
-                       ? (int64_t)(((ticks - start_tsc) * end_rate) >> 32)
-                       : -(int64_t)(((start_tsc - ticks) * end_rate) >> 32);
-    return (uint64_t)(((int64_t)start_ns + d_ns) / 1000 + gmtoff_us);
+    static struct at_stamp_conv end;   /* the rate over the whole run, once */
+    if (!end.rate_q32)
+        at_clock_conv(&end);
+    return at_stamp_us(&end, key << KEY_SHIFT);
 }

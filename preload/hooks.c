@@ -142,11 +142,12 @@ static inline void leave(int saved) { at_guard = saved; }
 
 /* ---- recording ----------------------------------------------------------- */
 
-/* Whether an allocation reads the clock: not in leaks mode over an
- * invariant TSC, whose order key carries the time (clock.c). */
-static inline int alloc_reads_clock(void)
+/* Whether a leaks-mode allocation reads the clock: not over an invariant
+ * TSC, whose order key carries the time (clock.c). Full mode reads a
+ * stamp instead, made a time off the hot path. */
+static inline int leaks_reads_clock(void)
 {
-    return at_cfg.timestamps && !(at_cfg.leaks_mode && at_clock_tsc());
+    return at_cfg.timestamps && !at_clock_tsc();
 }
 
 /* Full mode's interned backtrace of an event. sites.c returns NULL only
@@ -177,11 +178,13 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
         at_shadow_prefetch((uintptr_t)p);
     e.nframes = at_unwind_raw(raw, depth, &frames);   /* no copy: the frames stay in raw */
     e.frames = frames;
-    if (alloc_reads_clock())
-        e.time_us = at_now_us();
     if (at_cfg.leaks_mode) {
+        if (leaks_reads_clock())
+            e.time_us = at_now_us();
         at_live_add(&e, at_order_key());   /* checks the maps on a new site */
     } else {
+        if (at_cfg.timestamps)
+            e.stamp = at_clock_stamp();   /* made a time by the writer */
         at_commit_event(&e, full_site(&e));   /* checks the maps on a new site */
     }
 }
@@ -213,7 +216,7 @@ static __attribute__((noinline)) void record_release(enum at_fn fn, void *p, int
         st = full_site(&e);
     }
     if (at_cfg.timestamps)
-        e.time_us = at_now_us();
+        e.stamp = at_clock_stamp();
     at_commit_event(&e, st);
 }
 
@@ -247,13 +250,19 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
     void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
     void *frames[depth + 1];
     int nframes = at_unwind(frames, depth);
-    uint64_t now = alloc_reads_clock() ? at_now_us() : 0;
+    uint64_t now = 0, stamp = 0;   /* leaks mode's time, full mode's stamp */
+    if (at_cfg.leaks_mode) {
+        if (leaks_reads_clock())
+            now = at_now_us();
+    } else if (at_cfg.timestamps) {
+        stamp = at_clock_stamp();
+    }
     struct at_event rel = {
-        .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .time_us = now,
+        .fn = fn, .release = 1, .id = (uintptr_t)p, .ctx = at_ctx_mask, .stamp = stamp,
         .frames = frames, .nframes = at_cfg.free_backtraces ? nframes : 0,
     };
     struct at_event alloc = {
-        .fn = fn, .size = total, .ctx = at_ctx_mask, .time_us = now,
+        .fn = fn, .size = total, .ctx = at_ctx_mask, .time_us = now, .stamp = stamp,
         .frames = frames, .nframes = nframes,
     };
     if (at_cfg.leaks_mode) {

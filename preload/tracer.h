@@ -190,6 +190,8 @@ struct at_event {
     uint64_t alignment;   /* nonzero: "$alignment = N" argument line */
     uint32_t ctx;
     uint64_t time_us;     /* local time of day, microseconds; unused when off */
+    uint64_t stamp;       /* full mode: at_clock_stamp() of the event; its time is
+                           * made off the hot path, where the text is (chunk.c) */
     void **frames;
     int nframes;
 };
@@ -214,7 +216,7 @@ struct at_rec {
     uint32_t unused;
     uint64_t size;       /* allocation: its size */
     uint64_t id;
-    uint64_t time_us;
+    uint64_t stamp;      /* at_clock_stamp(); turned into a time by chunk.c */
     const struct at_stack *stack;   /* interned frames; NULL: none */
 };
 _Static_assert(sizeof(struct at_rec) == 48, "a record is 48 bytes");
@@ -259,8 +261,11 @@ struct at_chunk;
 /* The state of one formatter (mmap'd: no malloc); NULL when out of memory. */
 struct at_chunk *at_chunk_new(void) AT_HIDDEN;
 /* The stream p[0..n) as the protocol's text in the compressed form,
- * handed to out() in pieces of whole units. */
-void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out) AT_HIDDEN;
+ * handed to out() in pieces of whole units; `conv` (clock.c) turns the
+ * records' stamps into times. */
+struct at_stamp_conv;
+void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out,
+                   const struct at_stamp_conv *conv) AT_HIDDEN;
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
@@ -281,6 +286,33 @@ void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed
 void at_clock_start(int64_t offset_us) AT_HIDDEN;
 /* Local time of day of now, microseconds (the TSC where it is invariant). */
 uint64_t at_now_us(void) AT_HIDDEN;
+/* Full mode's record time, as cheap as the hot path can have it: the TSC
+ * where it is invariant (see at_clock_tsc), else the local time of day in
+ * microseconds. Off the hot path at_stamp_us turns it into the time. */
+uint64_t at_clock_stamp(void) AT_HIDDEN;
+/* What turns stamps into times: the start-up's clock and TSC, and the
+ * rate measured from then to the moment at_clock_conv is called (once a
+ * chunk; async-signal-safe). */
+struct at_stamp_conv {
+    int tsc;              /* 0: stamps are times already */
+    uint64_t tsc0, ns0;   /* read together at start-up */
+    uint64_t rate_q32;    /* ns per tick << 32 */
+    int64_t gmtoff_us;
+};
+void at_clock_conv(struct at_stamp_conv *c) AT_HIDDEN;
+/* About a second in stamps: the writer's age check. */
+uint64_t at_clock_stamp_second(void) AT_HIDDEN;
+/* The local time of day, microseconds, of a stamp (or of TSC ticks). */
+static inline uint64_t at_stamp_us(const struct at_stamp_conv *c, uint64_t stamp)
+{
+    if (!c->tsc)
+        return stamp;
+    uint64_t d = stamp >= c->tsc0 ? stamp - c->tsc0 : c->tsc0 - stamp;
+    int64_t d_ns = (int64_t)(((unsigned __int128)d * c->rate_q32) >> 32);
+    if (stamp < c->tsc0)
+        d_ns = -d_ns;
+    return (uint64_t)(((int64_t)c->ns0 + d_ns) / 1000 + c->gmtoff_us);
+}
 /* 1 when order keys are TSC readings (their time comes from
  * at_order_key_us); 0 when they are a count of events. */
 int at_clock_tsc(void) AT_HIDDEN;

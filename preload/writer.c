@@ -70,7 +70,7 @@ static __thread int holds_ev AT_TLS;
 static char *bufs[2];
 static int records;               /* any record since the file was (to be) opened */
 static int unbuffered;
-static uint64_t last_write_us;    /* time of the last age-triggered write */
+static uint64_t last_write_stamp; /* stamp of the last age-triggered write */
 
 static char out_path[PATH_MAX];    /* where a forked child's file will be */
 static int open_pending;          /* a forked child opens its file at its first write */
@@ -126,11 +126,20 @@ static void unlock_ev(void)
  * signal handler's flush, which may interrupt the other. */
 static struct at_chunk *fmt_main, *fmt_signal;
 
+/* Stream to text with `k`: the records' stamps become times with the
+ * clock's rate as measured now (clock.c). */
+static void chunk_out(struct at_chunk *k, const char *p, size_t n)
+{
+    struct at_stamp_conv conv;
+    at_clock_conv(&conv);
+    at_chunk_text(k, p, n, write_out, &conv);
+}
+
 /* Writes buffer `b` (n bytes of stream) as text; wr_lock held. */
 static void write_buffer(int b, size_t n)
 {
     if (!sealed && n)
-        at_chunk_text(fmt_main, bufs[b], n, write_out);
+        chunk_out(fmt_main, bufs[b], n);
 }
 
 /* ---- the writer thread (full mode) ------------------------------------ */
@@ -347,7 +356,7 @@ static void put_rec(const struct at_event *e, const struct at_stack *st, uint64_
     *r = (struct at_rec){
         .head = AT_REC_CALL | (uint64_t)(e->release != 0) << AT_REC_RELEASE_SHIFT |
                 (uint64_t)e->fn << AT_REC_FN_SHIFT | idx << AT_REC_INDEX_SHIFT,
-        .ctx = e->ctx, .size = e->size, .id = e->id, .time_us = e->time_us, .stack = st,
+        .ctx = e->ctx, .size = e->size, .id = e->id, .stamp = e->stamp, .stack = st,
     };
     publish(buf_len + sizeof *r);
     note_record();
@@ -373,16 +382,19 @@ void at_commit_event(const struct at_event *e, const struct at_stack *st)
         unlock_ev();
         return;
     }
-    uint64_t time_us = e->time_us;
-    if (time_us && !last_write_us)
-        last_write_us = time_us;
+    uint64_t stamp = e->stamp;
+    if (stamp && !last_write_stamp)
+        last_write_stamp = stamp;
     reserve(sizeof(struct at_rec));
     put_rec(e, st, ++counter);
-    int aged = (time_us && time_us - last_write_us > 1000000 && !open_pending) ||
+    /* Without the writer thread (leaks mode has none; its start may have
+     * failed) a record a second after the last write writes the buffer. */
+    int aged = (!threaded && stamp && !open_pending &&
+                (int64_t)(stamp - last_write_stamp) > (int64_t)at_clock_stamp_second()) ||
                (atomic_load_explicit(&age_due, memory_order_relaxed) && !open_pending);
     if (__builtin_expect(unbuffered || aged, 0)) {
         atomic_store_explicit(&age_due, 0, memory_order_relaxed);
-        last_write_us = time_us;
+        last_write_stamp = stamp;
         swap_and_write();
     }
     unlock_ev();
@@ -670,10 +682,10 @@ void at_writer_emergency_flush(void)
     if (pending) {   /* handed off, not written: before the current one */
         int p = pending - 1;
         pending = 0;
-        at_chunk_text(fmt_signal, bufs[p], pending_n, write_out);
+        chunk_out(fmt_signal, bufs[p], pending_n);
     }
     size_t n = __atomic_load_n(&buf_len, __ATOMIC_ACQUIRE);
-    at_chunk_text(fmt_signal, bufs[cur], n, write_out);
+    chunk_out(fmt_signal, bufs[cur], n);
     buf_len = 0;
 }
 
@@ -687,7 +699,7 @@ void at_writer_direct(const char *text, size_t len, int record)
         return;
     records = 1;
     if (buf_len) {
-        at_chunk_text(fmt_signal, bufs[cur], buf_len, write_out);
+        chunk_out(fmt_signal, bufs[cur], buf_len);
         buf_len = 0;
     }
     write_out(text, len);

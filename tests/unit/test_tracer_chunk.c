@@ -42,16 +42,22 @@ static void reset(void)
     memset(got, 0, sizeof got);
 }
 
-static void put_call(uint64_t index, enum at_fn fn, int release, uint64_t size, uint64_t id,
-                     uint32_t ctx, const struct at_stack *st)
+static void put_call_at(uint64_t index, enum at_fn fn, int release, uint64_t size, uint64_t id,
+                        uint32_t ctx, const struct at_stack *st, uint64_t stamp)
 {
     struct at_rec r = {
         .head = AT_REC_CALL | (uint64_t)release << AT_REC_RELEASE_SHIFT |
                 (uint64_t)fn << AT_REC_FN_SHIFT | index << AT_REC_INDEX_SHIFT,
-        .ctx = ctx, .size = size, .id = id, .stack = st,
+        .ctx = ctx, .size = size, .id = id, .stamp = stamp, .stack = st,
     };
     memcpy(stream + stream_len, &r, sizeof r);
     stream_len += sizeof r;
+}
+
+static void put_call(uint64_t index, enum at_fn fn, int release, uint64_t size, uint64_t id,
+                     uint32_t ctx, const struct at_stack *st)
+{
+    put_call_at(index, fn, release, size, id, ctx, st, 0);
 }
 
 static void put_text(const char *s)
@@ -88,11 +94,18 @@ static const struct at_stack *start(struct stack2 *room, uint64_t alignment)
     return stack_at(room, 0x111, 0x222, alignment);
 }
 
-static void format(void)
+static void format_with(const struct at_stamp_conv *conv)
 {
     struct at_chunk *k = at_chunk_new();
     assert_non_null(k);
-    at_chunk_text(k, stream, stream_len, collect);
+    at_chunk_text(k, stream, stream_len, collect, conv);
+}
+
+/* Stamps that are times already (no invariant TSC). */
+static void format(void)
+{
+    struct at_stamp_conv as_is = { .tsc = 0 };
+    format_with(&as_is);
 }
 
 static void calls_of_one_backtrace_come_together_in_order_of_their_first(void **state)
@@ -214,6 +227,29 @@ static void a_chunk_of_many_sites_goes_out_in_pieces(void **state)
     free(st);
 }
 
+/* TSC stamps: 2 ticks a nanosecond from a start-up pair at 10:00:00 UTC,
+ * in a zone an hour east; a stamp before the pair is earlier. */
+static void tsc_stamps_become_local_times_at_the_measured_rate(void **state)
+{
+    (void)state;
+    struct stack2 ra;
+    const struct at_stack *a = start(&ra, 0);
+    at_cfg.timestamps = 1;
+    uint64_t t0 = 1000000000;
+    put_call_at(1, AT_MALLOC, 0, 8, 0xa, 0, a, t0 - 2000);       /* 1 us before */
+    put_call_at(2, AT_MALLOC, 0, 8, 0xb, 0, a, t0 + 3000000);    /* 1.5 ms after */
+    struct at_stamp_conv conv = {
+        .tsc = 1, .tsc0 = t0, .ns0 = 10ull * 3600 * 1000000000, .rate_q32 = 1ull << 31,
+        .gmtoff_us = 3600ll * 1000000,
+    };
+    format_with(&conv);
+    at_cfg.timestamps = 0;
+    assert_string_equal(got, "1. [10:59:59.999999] malloc(8) = 0xa\n"
+                             "2. [11:00:00.001500] malloc(8) = 0xb\n"
+                             "# allocation summary: 2 block(s) with total size 16\n"
+                             "\t0x111\n\t0x222\n\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +258,7 @@ int main(void)
         cmocka_unit_test(alignment_and_contexts_are_on_each_call),
         cmocka_unit_test(a_long_group_is_split_under_4_kib),
         cmocka_unit_test(a_chunk_of_many_sites_goes_out_in_pieces),
+        cmocka_unit_test(tsc_stamps_become_local_times_at_the_measured_rate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
