@@ -475,7 +475,7 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
         push(p, at_leaks_new(p->head, t), at_leaks_free);
 
     /* compressed-form calls back into index order, first of all */
-    push(p, at_reorder_new(p->head, t), at_reorder_free);
+    push(p, at_reorder_new(p->head, t, d), at_reorder_free);
     return 0;
 }
 

@@ -146,6 +146,7 @@ typedef struct at_trace {
     struct at_names *names;
     bool input_compressed; /* the input's header said filter=compress */
     bool calls_in_order;   /* a reorder stage (reorder.h) puts such calls back in index order */
+    uint64_t chunk_end;    /* the last "# chunk end: INDEX" mark seen (0: none) */
 } at_trace;
 
 at_trace *at_trace_new(void);

@@ -40,6 +40,13 @@
  *   knows (ZSTD_compressSequences: its entropy stage alone costs 28-36 ns
  *   an event against 45-53 for level -2 whole, before finding the ~3
  *   matches a line: a large change for well under 15-20% of the thread).
+ * - A chunk ends with "# chunk end: INDEX" (its highest index), in the
+ *   write of its last group. Its groups are not in index order, so a
+ *   SIGKILL inside a chunk's writes would leave some of its calls and not
+ *   others (a malloc without the free before the next malloc of that
+ *   address); the readers drop the calls after the last mark, so a cut
+ *   trace loses the chunk as a whole. A "# " comment: other readers skip
+ *   it.
  * - No malloc, no lock: the state is mmap'd once (at_chunk_new), and a
  *   signal handler uses a state of its own, so the emergency flush can
  *   format while the writer thread was interrupted formatting.
@@ -76,6 +83,7 @@ struct at_chunk {
     size_t len;
     at_text_out *out;
     const struct at_stamp_conv *conv;   /* the records' stamps into times */
+    uint64_t last_index;            /* the chunk's highest index; 0: no call */
 };
 
 static size_t round_page(size_t n)
@@ -144,6 +152,23 @@ static void add_call(struct at_chunk *k, const struct at_rec *r)
 linked:
     k->rec[n] = r;
     k->next[n] = NONE;
+    uint64_t index = r->head >> AT_REC_INDEX_SHIFT;
+    if (index > k->last_index)
+        k->last_index = index;
+}
+
+/* The chunk's mark, after its last group, in the same write: every call up
+ * to its highest index is above it. */
+static void put_chunk_end(struct at_chunk *k)
+{
+    if (!k->last_index)
+        return;
+    char *start = text_room(k, sizeof AT_CHUNK_END + 24), *p = start;
+    memcpy(p, AT_CHUNK_END, sizeof AT_CHUNK_END - 1);
+    p += sizeof AT_CHUNK_END - 1;
+    p += at_fmt_dec(p, k->last_index);
+    *p++ = '\n';
+    k->len += (size_t)(p - start);
 }
 
 /* A record's event, without frames: at_format_body makes its call line. */
@@ -224,6 +249,7 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 {
     k->out = out;
     k->conv = conv;
+    k->last_index = 0;
     k->len = 0;
     k->nrecs = k->ngroups = 0;
     const char *end = p + n;
@@ -242,5 +268,6 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
         }
     }
     put_groups(k);
+    put_chunk_end(k);
     text_flush(k);
 }

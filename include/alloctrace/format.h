@@ -39,6 +39,10 @@
 #define AT_ATTACH_PREFIX   "& "           /* "& NAME : PATH" */
 #define AT_TEMP_COMMENT    "# "           /* dropped by readers */
 #define AT_ALLOC_SUMMARY   "# allocation summary: "
+/* After each chunk of a full trace, the tracer's writer: every call up to
+ * INDEX is in the file above. Calls after the last mark are from a chunk
+ * a SIGKILL cut short (docs/TEXT_FORMAT.md, "Cut traces"). */
+#define AT_CHUNK_END       "# chunk end: "
 /* The tracer's last line when it could not write the whole trace: a
  * signal ended the program, the disk was full, ... (docs/TEXT_FORMAT.md). */
 #define AT_CUT_PREFIX      "## trace cut: "

@@ -754,6 +754,22 @@ static bool starts_call(const char *line, size_t len)
 static void top_line(reader *r, const char *line, size_t len);
 
 /* A leak kind line: the kind of the calls that follow in this block. */
+/* The tracer's mark after each chunk of a full trace: every call up to
+ * its index is above it (reorder.c drops the calls of a chunk cut short). */
+static bool take_chunk_end(reader *r, const char *line, size_t len)
+{
+    size_t n = sizeof AT_CHUNK_END - 1;
+    if (!is_prefix(line, len, AT_CHUNK_END))
+        return false;
+    uint64_t v = 0;
+    size_t i = n;
+    for (; i < len && line[i] >= '0' && line[i] <= '9' && v < UINT64_MAX / 10; i++)
+        v = v * 10 + (uint64_t)(line[i] - '0');
+    if (i == len && i > n && v > r->t->chunk_end)
+        r->t->chunk_end = v;
+    return true;
+}
+
 static bool take_kind(reader *r, const char *line, size_t len)
 {
     at_leak_kind k = at_leak_kind_line(line, len);
@@ -789,6 +805,8 @@ static void block_line(reader *r, const char *line, size_t len)
         return;
     }
     if (line[0] == '#') {
+        if (take_chunk_end(r, line, len))
+            return;
         if (!take_kind(r, line, len) && !is_prefix(line, len, AT_TEMP_COMMENT))
             keep_block_comment(r, line, len);
         return;
@@ -815,7 +833,7 @@ static void top_line(reader *r, const char *line, size_t len)
     bool ok = true;
     switch (line[0]) {
     case '#':
-        if (take_kind(r, line, len))
+        if (take_kind(r, line, len) || take_chunk_end(r, line, len))
             return;
         if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
             emit_comment(r, line, len, r->lineno);

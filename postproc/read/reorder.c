@@ -16,9 +16,19 @@
  *   compressed trace writes them before the calls that need them. The one
  *   case this gets wrong is a map line that replaces another for the same
  *   range (dlclose, then dlopen at that address) inside a chunk: calls
- *   held from before it are resolved against the new map.
+ *   held from before it are resolved against the new map. (The tracer
+ *   ends its groups before every map line, so its traces never do this.)
+ * - A trace the tracer's writer made marks the end of each chunk ("# chunk
+ *   end: INDEX", reader.c). A SIGKILL during a chunk's writes leaves some
+ *   of its groups and not others: a malloc whose address's free is
+ *   missing. So at the end the calls after the last mark still held are
+ *   dropped, with one warning, and the trace reads as the program's calls
+ *   up to the first one missing: it loses the chunk cut short, as the
+ *   tracer promises, never a call in the middle. Without marks (other
+ *   writers, leaks mode's gaps by design) every held call goes out.
  */
 #include "reorder.h"
+#include "diag.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -26,6 +36,7 @@
 typedef struct reorder {
     at_stage stage;
     at_trace *t;
+    at_diag *d;
     at_call **heap; /* min-heap by index */
     size_t n, cap;
     uint64_t next;  /* the index that can go on next */
@@ -90,16 +101,31 @@ static void put(at_stage *self, const at_record *r)
 static void finish(at_stage *self)
 {
     reorder *o = (reorder *)self;
-    while (o->n)
+    uint64_t end = o->t->chunk_end, dropped = 0, first = 0;
+    while (o->n) {
+        if (end && o->heap[0]->index > end) {   /* a chunk cut short */
+            at_call *c = heap_pop(o);
+            if (!dropped++)
+                first = c->index;
+            free(c);
+            continue;
+        }
         emit_top(o);
+    }
+    if (dropped)
+        at_diag_warn(o->d,
+                     "%llu call(s) from index %llu on dropped: the trace ends inside a "
+                     "chunk (cut short, e.g. by SIGKILL), which is not all in the file",
+                     (unsigned long long)dropped, (unsigned long long)first);
     at_stage_finish(self->next);
 }
 
-at_stage *at_reorder_new(at_stage *next, at_trace *t)
+at_stage *at_reorder_new(at_stage *next, at_trace *t, at_diag *d)
 {
     reorder *o = at_xcalloc(1, sizeof *o);
     o->stage = (at_stage){ .put = put, .finish = finish, .next = next };
     o->t = t;
+    o->d = d;
     o->next = 1;
     t->calls_in_order = true;
     return &o->stage;

@@ -7,10 +7,12 @@
 #ifndef AT_REORDER_H
 #define AT_REORDER_H
 
+#include "diag.h"
 #include "trace.h"
 
-/* Sets t->calls_in_order: the stages after it may rely on index order. */
-at_stage *at_reorder_new(at_stage *next, at_trace *t);
+/* Sets t->calls_in_order: the stages after it may rely on index order.
+ * The calls of a chunk cut short are dropped with one warning on `d`. */
+at_stage *at_reorder_new(at_stage *next, at_trace *t, at_diag *d);
 void at_reorder_free(at_stage *s);
 
 #endif

@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (flags & 4)
         head = l = at_leaks_new(head, t);
-    at_stage *o = head = at_reorder_new(head, t); /* first, as in main.c */
+    at_stage *o = head = at_reorder_new(head, t, &d); /* first, as in main.c */
     if (at_read_mem((const char *)data, size, t, head, &d) == 0)
         at_stage_finish(head);
     at_reorder_free(o);

@@ -279,7 +279,7 @@ static void check_exit_from_thread(const char *mode_arg, int status)
         assert_int_equal(t_count_allocs(&t, 48), 1000);
         if (m == 0) {
             assert_true(t.complete);
-            assert_true(len > 2 && text[len - 1] == '\n' && text[len - 2] == '\n');
+            assert_true(t_ends_whole(text, len));
         } else {
             assert_true(t.leak_summary);
             assert_int_equal(t.leak_blocks, t.n);

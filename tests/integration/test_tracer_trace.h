@@ -55,6 +55,8 @@ struct t_trace {
     int leak_summary;       /* "# N block(s) leaked ..." seen */
     uint64_t leak_blocks, leak_bytes;
     int complete;           /* ended with a whole record (blank line) */
+    uint64_t chunk_end;     /* the last "# chunk end: INDEX" mark (0: none) */
+    size_t chunk_dropped;   /* calls after it of a chunk cut short, dropped */
     char cut[128];          /* the reason on a last "## trace cut: " line */
     char error[256];
 };
@@ -148,6 +150,20 @@ static inline int t_call(const char *s, struct t_rec *r)
     return 0;
 }
 
+/* Whether trace text ends after a whole unit: a record's blank line, or
+ * the "# chunk end: INDEX" mark the writer puts after each chunk. */
+static inline int t_ends_whole(const char *text, size_t len)
+{
+    if (len < 2 || text[len - 1] != '\n')
+        return 0;
+    if (text[len - 2] == '\n')
+        return 1;
+    size_t s = len - 1;
+    while (s > 0 && text[s - 1] != '\n')
+        s--;
+    return strncmp(text + s, "# chunk end: ", 13) == 0;
+}
+
 /* Parses text; returns 0 or -1 with t->error set. A trace cut after its
  * last whole record parses (complete stays 0 if the cut is mid-record and
  * the partial record is dropped). */
@@ -157,7 +173,10 @@ static inline int t_by_index(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* A compressed trace's records back in index order; each index once. */
+/* A compressed trace's records back in index order; each index once.
+ * Past the last chunk mark, the calls from the first missing index on
+ * belong to a chunk cut short and are dropped, as the post-processor
+ * does (docs/TEXT_FORMAT.md, "Cut traces"). */
 static inline int t_restore_order(struct t_trace *t)
 {
     if (t->n)
@@ -165,6 +184,13 @@ static inline int t_restore_order(struct t_trace *t)
     for (size_t i = 1; i < t->n; i++)
         if (t->recs[i].index == t->recs[i - 1].index)
             return t_fail(t, 0, "an index given twice");
+    for (size_t i = 0; t->chunk_end && i < t->n; i++) {
+        uint64_t prev = i ? t->recs[i - 1].index : 0;
+        if (t->recs[i].index > t->chunk_end && t->recs[i].index != prev + 1) {
+            t->chunk_dropped = t->n - i;
+            t->n = i;
+        }
+    }
     return 0;
 }
 
@@ -269,6 +295,10 @@ static inline int t_parse(const char *text, struct t_trace *t)
             t->maps[t->nmaps++] = m;
         } else if (strncmp(line, "## trace cut: ", 14) == 0) {
             t_copy(t->cut, sizeof t->cut, line + 14, len - 14);
+        } else if (strncmp(line, "# chunk end: ", 13) == 0) {
+            uint64_t end = strtoull(line + 13, NULL, 10);
+            if (end > t->chunk_end)
+                t->chunk_end = end;
         } else if (line[0] == '#') {
             unsigned long long blocks, bytes;
             if (sscanf(line, "# %llu block(s) leaked with total size of %llu bytes", &blocks, &bytes) == 2) {

@@ -48,7 +48,9 @@ static void calls_of_a_chunk_go_on_as_soon_as_the_chunk_is_whole(void **state)
     at_trace *t = at_trace_new();
     t->input_compressed = true;
     sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_stage *o = at_reorder_new(&k.stage, t);
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    at_stage *o = at_reorder_new(&k.stage, t, &d);
     assert_true(t->calls_in_order);
     /* chunk one: 1..3 grouped as 3 1 | 2 */
     put_call(o, 3);
@@ -76,7 +78,9 @@ static void a_gap_in_the_indices_holds_calls_to_the_end_in_order(void **state)
     at_trace *t = at_trace_new();
     t->input_compressed = true;
     sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_stage *o = at_reorder_new(&k.stage, t);
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    at_stage *o = at_reorder_new(&k.stage, t, &d);
     uint64_t in[] = { 9, 4, 7, 2 }; /* leaks mode: only some indices */
     for (size_t i = 0; i < 4; i++)
         put_call(o, in[i]);
@@ -95,7 +99,9 @@ static void plain_input_and_other_records_pass_at_once(void **state)
     (void)state;
     at_trace *t = at_trace_new();
     sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_stage *o = at_reorder_new(&k.stage, t);
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    at_stage *o = at_reorder_new(&k.stage, t, &d);
     put_call(o, 5); /* not compressed: the reader already checks the order */
     assert_int_equal(k.n, 1);
     t->input_compressed = true;
@@ -131,7 +137,7 @@ static void compressed_form_reads_back_to_the_plain_normal_form(void **state)
     at_trace *t = at_trace_new();
     FILE *of = tmpfile();
     at_stage *w = at_writer_new(fileno(of), t, &d);
-    at_stage *o = at_reorder_new(w, t);
+    at_stage *o = at_reorder_new(w, t, &d);
     assert_int_equal(at_read_mem(grouped, sizeof grouped - 1, t, o, &d), 0);
     at_stage_finish(o);
     char *out = pp_slurp_fd(fileno(of));
@@ -144,6 +150,51 @@ static void compressed_form_reads_back_to_the_plain_normal_form(void **state)
     fclose(of);
 }
 
+/* A full trace whose second chunk a SIGKILL cut between its groups: the
+ * malloc group of 0x40 is there, the free between the two mallocs is
+ * not. The calls after the last "# chunk end" mark that follow a missing
+ * index are dropped, with one warning; everything before goes out. */
+static void calls_of_a_chunk_cut_short_are_dropped_after_the_last_mark(void **state)
+{
+    (void)state;
+    static const char cut[] = "version=2.0, arch=x86_64, filter=compress, \n<1> : memory (bytes)\n"
+                              "1. malloc(8) = 0x10\n3. malloc(8) = 0x30\n"
+                              "# allocation summary: 2 block(s) with total size 16\n\t0x20\n\n"
+                              "2. free(0x10)\n"
+                              "# allocation summary: 1 block(s) with total size 0\n\n"
+                              "# chunk end: 3\n"
+                              "4. malloc(8) = 0x40\n6. malloc(8) = 0x40\n"
+                              "# allocation summary: 2 block(s) with total size 16\n\t0x20\n\n";
+    static const char kept[] = "version=2.0, arch=x86_64, \n<1> : memory (bytes)\n"
+                               "1. malloc(8) = 0x10\n\t0x20\n\n"
+                               "2. free(0x10)\n\n"
+                               "3. malloc(8) = 0x30\n\t0x20\n\n"
+                               "4. malloc(8) = 0x40\n\t0x20\n\n";
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    FILE *err = tmpfile();
+    d.out = err;
+    at_trace *t = at_trace_new();
+    FILE *of = tmpfile();
+    at_stage *w = at_writer_new(fileno(of), t, &d);
+    at_stage *o = at_reorder_new(w, t, &d);
+    assert_int_equal(at_read_mem(cut, sizeof cut - 1, t, o, &d), 0);
+    at_stage_finish(o);
+    assert_int_equal(t->chunk_end, 3);
+    char *out = pp_slurp_fd(fileno(of));
+    assert_string_equal(out, kept);
+    fflush(err);
+    char *msg = pp_slurp_fd(fileno(err));
+    assert_non_null(strstr(msg, "1 call(s) from index 6 on dropped: the trace ends inside a chunk"));
+    free(msg);
+    free(out);
+    fclose(err);
+    fclose(of);
+    at_reorder_free(o);
+    at_writer_free(w);
+    at_trace_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +202,7 @@ int main(void)
         cmocka_unit_test(a_gap_in_the_indices_holds_calls_to_the_end_in_order),
         cmocka_unit_test(plain_input_and_other_records_pass_at_once),
         cmocka_unit_test(compressed_form_reads_back_to_the_plain_normal_form),
+        cmocka_unit_test(calls_of_a_chunk_cut_short_are_dropped_after_the_last_mark),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
