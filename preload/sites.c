@@ -29,6 +29,13 @@
  * cache of 16384 entries in a mapping of its own (untouched entries cost
  * no memory), given back at the thread's exit through a pthread key.
  *
+ * On the compilers a hit is memory latency, not work: the cache entry
+ * and then the site's node (~300 bytes for 32 frames, ~11 MB for cc1plus's
+ * 38k sites) are two dependent cache misses, and the compare reads the
+ * node's other lines; hashing is ~10% of the time. 8-byte entries,
+ * two-entry sets, prefetching the node and huge pages for the nodes were
+ * each measured and bought nothing (docs/benchmarks.md, h13deep).
+ *
  * The cache also spares the maps check (maps.c: is every frame in an
  * object whose map line is written?), a binary search per frame that cost
  * 4-8 ns an event. A thread checks a site's frames when it puts the site
