@@ -116,6 +116,32 @@ static void plain_input_and_other_records_pass_at_once(void **state)
     at_trace_free(t);
 }
 
+/* `text` read through the reorder stage into the writer: the plain text
+ * written, and the messages on `d` (its out goes to a file read back). */
+struct through {
+    char *out, *msg;
+    uint64_t chunk_end;
+};
+
+static struct through read_through(const char *text, size_t len, at_diag *d)
+{
+    FILE *err = tmpfile(), *of = tmpfile();
+    d->out = err;
+    at_trace *t = at_trace_new();
+    at_stage *w = at_writer_new(fileno(of), t, d);
+    at_stage *o = at_reorder_new(w, t, d);
+    assert_int_equal(at_read_mem(text, len, t, o, d), 0);
+    at_stage_finish(o);
+    fflush(err);
+    struct through r = { pp_slurp_fd(fileno(of)), pp_slurp_fd(fileno(err)), t->chunk_end };
+    at_reorder_free(o);
+    at_writer_free(w);
+    at_trace_free(t);
+    fclose(of);
+    fclose(err);
+    return r;
+}
+
 static void compressed_form_reads_back_to_the_plain_normal_form(void **state)
 {
     (void)state;
@@ -134,20 +160,12 @@ static void compressed_form_reads_back_to_the_plain_normal_form(void **state)
                                   "3. free(0x10)\n\n";
     at_diag d;
     at_diag_init(&d, "t.trace");
-    at_trace *t = at_trace_new();
-    FILE *of = tmpfile();
-    at_stage *w = at_writer_new(fileno(of), t, &d);
-    at_stage *o = at_reorder_new(w, t, &d);
-    assert_int_equal(at_read_mem(grouped, sizeof grouped - 1, t, o, &d), 0);
-    at_stage_finish(o);
-    char *out = pp_slurp_fd(fileno(of));
-    assert_string_equal(out, plain);
+    struct through r = read_through(grouped, sizeof grouped - 1, &d);
+    assert_string_equal(r.out, plain);
     assert_int_equal(d.warnings, 0);
-    free(out);
-    at_reorder_free(o);
-    at_writer_free(w);
-    at_trace_free(t);
-    fclose(of);
+    assert_string_equal(r.msg, "");
+    free(r.out);
+    free(r.msg);
 }
 
 /* A full trace whose second chunk a SIGKILL cut between its groups: the
@@ -172,27 +190,12 @@ static void calls_of_a_chunk_cut_short_are_dropped_after_the_last_mark(void **st
                                "4. malloc(8) = 0x40\n\t0x20\n\n";
     at_diag d;
     at_diag_init(&d, "t.trace");
-    FILE *err = tmpfile();
-    d.out = err;
-    at_trace *t = at_trace_new();
-    FILE *of = tmpfile();
-    at_stage *w = at_writer_new(fileno(of), t, &d);
-    at_stage *o = at_reorder_new(w, t, &d);
-    assert_int_equal(at_read_mem(cut, sizeof cut - 1, t, o, &d), 0);
-    at_stage_finish(o);
-    assert_int_equal(t->chunk_end, 3);
-    char *out = pp_slurp_fd(fileno(of));
-    assert_string_equal(out, kept);
-    fflush(err);
-    char *msg = pp_slurp_fd(fileno(err));
-    assert_non_null(strstr(msg, "1 call(s) from index 6 on dropped: the trace ends inside a chunk"));
-    free(msg);
-    free(out);
-    fclose(err);
-    fclose(of);
-    at_reorder_free(o);
-    at_writer_free(w);
-    at_trace_free(t);
+    struct through r = read_through(cut, sizeof cut - 1, &d);
+    assert_int_equal(r.chunk_end, 3);
+    assert_string_equal(r.out, kept);
+    assert_non_null(strstr(r.msg, "1 call(s) from index 6 on dropped: the trace ends inside a chunk"));
+    free(r.out);
+    free(r.msg);
 }
 
 int main(void)
