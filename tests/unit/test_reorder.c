@@ -42,78 +42,93 @@ static void put_call(at_stage *s, uint64_t index)
     at_stage_put(s, &r);
 }
 
+/* A reorder stage in front of a sink, on a trace of its own. */
+typedef struct rig {
+    at_trace *t;
+    sink k;
+    at_diag d;
+    at_stage *o;
+} rig;
+
+static void rig_start(rig *r, bool compressed)
+{
+    r->t = at_trace_new();
+    r->t->input_compressed = compressed;
+    r->k = (sink){ .stage = { .put = sink_put, .finish = sink_finish } };
+    at_diag_init(&r->d, "t.trace");
+    r->o = at_reorder_new(&r->k.stage, r->t, &r->d);
+}
+
+static void rig_end(rig *r)
+{
+    at_reorder_free(r->o);
+    at_trace_free(r->t);
+}
+
 static void calls_of_a_chunk_go_on_as_soon_as_the_chunk_is_whole(void **state)
 {
     (void)state;
-    at_trace *t = at_trace_new();
-    t->input_compressed = true;
-    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_diag d;
-    at_diag_init(&d, "t.trace");
-    at_stage *o = at_reorder_new(&k.stage, t, &d);
-    assert_true(t->calls_in_order);
+    rig r;
+    rig_start(&r, true);
+    at_stage *o = r.o;
+    sink *k = &r.k;
+    assert_true(r.t->calls_in_order);
     /* chunk one: 1..3 grouped as 3 1 | 2 */
     put_call(o, 3);
     put_call(o, 1);
-    assert_int_equal(k.n, 1); /* 1 goes at once, 3 waits for 2 */
+    assert_int_equal(k->n, 1); /* 1 goes at once, 3 waits for 2 */
     put_call(o, 2);
-    assert_int_equal(k.n, 3);
+    assert_int_equal(k->n, 3);
     /* chunk two: 4..6 grouped as 6 | 5 4 */
     put_call(o, 6);
     put_call(o, 5);
-    assert_int_equal(k.n, 3);
+    assert_int_equal(k->n, 3);
     put_call(o, 4);
-    assert_int_equal(k.n, 6);
+    assert_int_equal(k->n, 6);
     for (size_t i = 0; i < 6; i++)
-        assert_int_equal(k.idx[i], i + 1);
+        assert_int_equal(k->idx[i], i + 1);
     at_stage_finish(o);
-    assert_true(k.finished);
-    at_reorder_free(o);
-    at_trace_free(t);
+    assert_true(k->finished);
+    rig_end(&r);
 }
 
 static void a_gap_in_the_indices_holds_calls_to_the_end_in_order(void **state)
 {
     (void)state;
-    at_trace *t = at_trace_new();
-    t->input_compressed = true;
-    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_diag d;
-    at_diag_init(&d, "t.trace");
-    at_stage *o = at_reorder_new(&k.stage, t, &d);
+    rig r;
+    rig_start(&r, true);
+    at_stage *o = r.o;
+    sink *k = &r.k;
     uint64_t in[] = { 9, 4, 7, 2 }; /* leaks mode: only some indices */
     for (size_t i = 0; i < 4; i++)
         put_call(o, in[i]);
-    assert_int_equal(k.n, 0);
+    assert_int_equal(k->n, 0);
     at_stage_finish(o);
     uint64_t want[] = { 2, 4, 7, 9 };
-    assert_int_equal(k.n, 4);
+    assert_int_equal(k->n, 4);
     for (size_t i = 0; i < 4; i++)
-        assert_int_equal(k.idx[i], want[i]);
-    at_reorder_free(o);
-    at_trace_free(t);
+        assert_int_equal(k->idx[i], want[i]);
+    rig_end(&r);
 }
 
 static void plain_input_and_other_records_pass_at_once(void **state)
 {
     (void)state;
-    at_trace *t = at_trace_new();
-    sink k = { .stage = { .put = sink_put, .finish = sink_finish } };
-    at_diag d;
-    at_diag_init(&d, "t.trace");
-    at_stage *o = at_reorder_new(&k.stage, t, &d);
+    rig r;
+    rig_start(&r, false);
+    at_stage *o = r.o;
+    sink *k = &r.k;
     put_call(o, 5); /* not compressed: the reader already checks the order */
-    assert_int_equal(k.n, 1);
-    t->input_compressed = true;
+    assert_int_equal(k->n, 1);
+    r.t->input_compressed = true;
     at_record c = { .kind = AT_REC_COMMENT, .u.comment = { "## x", 4 } };
     put_call(o, 7);
     at_stage_put(o, &c);
-    assert_int_equal(k.n, 2);
-    assert_int_equal(k.kinds[1], AT_REC_COMMENT);
+    assert_int_equal(k->n, 2);
+    assert_int_equal(k->kinds[1], AT_REC_COMMENT);
     at_stage_finish(o);
-    assert_int_equal(k.n, 3);
-    at_reorder_free(o);
-    at_trace_free(t);
+    assert_int_equal(k->n, 3);
+    rig_end(&r);
 }
 
 /* `text` read through the reorder stage into the writer: the plain text
