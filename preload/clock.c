@@ -168,7 +168,10 @@ uint64_t at_order_key(void)
 uint64_t at_order_key_us(uint64_t key)
 {
     static struct at_stamp_conv end;   /* the rate over the whole run, once */
-    if (!end.rate_q32)
+    static int measured;
+    if (!measured) {
         at_clock_conv(&end);
+        measured = 1;
+    }
     return at_stamp_us(&end, key << KEY_SHIFT);
 }

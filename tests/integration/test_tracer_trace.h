@@ -189,6 +189,7 @@ static inline int t_restore_order(struct t_trace *t)
         if (t->recs[i].index > t->chunk_end && t->recs[i].index != prev + 1) {
             t->chunk_dropped = t->n - i;
             t->n = i;
+            break;
         }
     }
     return 0;
