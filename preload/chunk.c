@@ -83,6 +83,7 @@ struct at_chunk {
     size_t len;
     at_text_out *out;
     const struct at_stamp_conv *conv;   /* the records' stamps into times */
+    struct at_time_text time;       /* the last call line's second, as text */
     uint64_t last_index;            /* the chunk's highest index; 0: no call */
 };
 
@@ -200,7 +201,7 @@ static uint32_t put_piece(struct at_chunk *k, const struct at_stack *st, uint32_
         *p++ = '.';
         *p++ = ' ';
         /* the body without frames ends in the blank line: left out */
-        p += at_format_body(p, &e) - 1;
+        p += at_format_call(p, &e, &k->time) - 1;
         if (!e.release)
             bytes += e.size;
     }

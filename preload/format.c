@@ -134,21 +134,33 @@ static char *put_hms(char *p, unsigned h, unsigned m, unsigned sec)
 
 /* ---- records ------------------------------------------------------------ */
 
-/* "[HH:MM:SS.uuuuuu] " of a local time of day in microseconds. */
-static char *put_time(char *p, uint64_t time_us)
+/* "[HH:MM:SS.uuuuuu] " of a local time of day in microseconds. The
+ * "[HH:MM:SS." of the second before is kept in `tc` (when given): the
+ * writer thread's calls come thousands to a second, and the divisions
+ * for the hours, minutes and seconds are then one comparison. */
+static char *put_time(char *p, uint64_t time_us, struct at_time_text *tc)
 {
-    uint64_t day = (time_us / 1000000) % 86400;
-    unsigned us = (unsigned)(time_us % 1000000);
-    *p++ = '[';
-    p = put_hms(p, (unsigned)(day / 3600), (unsigned)(day / 60 % 60), (unsigned)(day % 60));
-    *p++ = '.';
+    uint64_t sec = time_us / 1000000;
+    unsigned us = (unsigned)(time_us - sec * 1000000);
+    if (!tc || tc->sec != sec + 1) {
+        char *s = tc ? tc->text : p;
+        uint64_t day = sec % 86400;
+        s[0] = '[';
+        put_hms(s + 1, (unsigned)(day / 3600), (unsigned)(day / 60 % 60), (unsigned)(day % 60));
+        s[9] = '.';
+        if (tc)
+            tc->sec = sec + 1;
+    }
+    if (tc)
+        memcpy(p, tc->text, 10);
+    p += 10;
     p = put2(p, us / 10000);
     p = put2(p, us / 100 % 100);
     p = put2(p, us % 100);
     return PUTS(p, "] ");
 }
 
-size_t at_format_body(char *buf, const struct at_event *e)
+size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *tc)
 {
     char *p = buf;
     if (e->ctx) {
@@ -157,7 +169,7 @@ size_t at_format_body(char *buf, const struct at_event *e)
         *p++ = ' ';
     }
     if (at_cfg.timestamps)
-        p = put_time(p, e->time_us);
+        p = put_time(p, e->time_us, tc);
     p = put(p, at_fn_names[e->fn], fn_lens[e->fn]);
     if (e->release) {
         p = PUTS(p, "(0x");
@@ -182,6 +194,11 @@ size_t at_format_body(char *buf, const struct at_event *e)
     }
     *p++ = '\n';
     return (size_t)(p - buf);
+}
+
+size_t at_format_body(char *buf, const struct at_event *e)
+{
+    return at_format_call(buf, e, NULL);
 }
 
 char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count, uint64_t bytes)

@@ -342,6 +342,13 @@ long at_tz_offset(int64_t t) AT_HIDDEN;
 /* Body of a record: everything after "INDEX. ". `buf` has the room given
  * by AT_HEAD_MAX and AT_FRAME_TEXT. Returns its length. */
 size_t at_format_body(char *buf, const struct at_event *e) AT_HIDDEN;
+/* The same, with the text of the last second's time kept in `tc` between
+ * calls (sec 0: none yet); one per formatter, never shared by threads. */
+struct at_time_text {
+    uint64_t sec;        /* the second + 1 that text[] shows; 0: none */
+    char text[16];       /* "[HH:MM:SS." */
+};
+size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *tc) AT_HIDDEN;
 /* The header line and the resource registry, into `cap` bytes (at least
  * 256); a process name too long for them is cut. Returns the length. */
 struct tm;

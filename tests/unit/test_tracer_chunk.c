@@ -254,6 +254,41 @@ static void tsc_stamps_become_local_times_at_the_measured_rate(void **state)
                              "# chunk end: 2\n");
 }
 
+/* One formatter keeps the text of the last second between calls and
+ * chunks: a call in the same second, in the next, and in a later chunk
+ * back in the second before (a chunk's better rate may step the time
+ * back) each get their own hours, minutes and seconds. */
+static void a_formatter_s_kept_second_follows_the_times_both_ways(void **state)
+{
+    (void)state;
+    struct stack2 ra;
+    const struct at_stack *a = start(&ra, 0);
+    at_cfg.timestamps = 1;
+    uint64_t s = 86400ull * 1000000 * 3 + 23ull * 3600 * 1000000 + 59ull * 60 * 1000000;
+    put_call_at(1, AT_MALLOC, 0, 8, 0xa, 0, a, s + 58999999);   /* 23:59:58.999999 */
+    put_call_at(2, AT_MALLOC, 0, 8, 0xb, 0, a, s + 58000001);   /* same second */
+    put_call_at(3, AT_MALLOC, 0, 8, 0xc, 0, a, s + 59000000);   /* the next */
+    put_call_at(4, AT_MALLOC, 0, 8, 0xd, 0, a, s + 60000000);   /* midnight */
+    struct at_stamp_conv as_is = { .tsc = 0 };
+    struct at_chunk *k = at_chunk_new();
+    assert_non_null(k);
+    at_chunk_text(k, stream, stream_len, collect, &as_is);
+    stream_len = 0;
+    put_call_at(5, AT_FREE, 1, 0, 0xd, 0, NULL, s + 58500000);  /* back: 23:59:58 */
+    at_chunk_text(k, stream, stream_len, collect, &as_is);
+    at_cfg.timestamps = 0;
+    assert_string_equal(got, "1. [23:59:58.999999] malloc(8) = 0xa\n"
+                             "2. [23:59:58.000001] malloc(8) = 0xb\n"
+                             "3. [23:59:59.000000] malloc(8) = 0xc\n"
+                             "4. [00:00:00.000000] malloc(8) = 0xd\n"
+                             "# allocation summary: 4 block(s) with total size 32\n"
+                             "\t0x111\n\t0x222\n\n"
+                             "# chunk end: 4\n"
+                             "5. [23:59:58.500000] free(0xd)\n"
+                             "# allocation summary: 1 block(s) with total size 0\n\n"
+                             "# chunk end: 5\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -263,6 +298,7 @@ int main(void)
         cmocka_unit_test(a_long_group_is_split_under_4_kib),
         cmocka_unit_test(a_chunk_of_many_sites_goes_out_in_pieces),
         cmocka_unit_test(tsc_stamps_become_local_times_at_the_measured_rate),
+        cmocka_unit_test(a_formatter_s_kept_second_follows_the_times_both_ways),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
