@@ -23,12 +23,12 @@
  * faster with two threads, because what costs is moving the record
  * between cores, not the lock; docs/benchmarks.md.)
  *
- * Two buffers alternate so that the writing of a full one overlaps with
- * filling the other: a thread that finds the current buffer full takes
- * wr_lock while still holding ev_lock (so writes happen in buffer order,
- * and the buffer it swaps in is no longer being written), swaps, and
- * hands it to the writer thread (or, without one, drops ev_lock and
- * writes it). No syscall per event: one write per MiB of text.
+ * NBUF buffers of 512 KiB are used in turn so that the writing of full
+ * ones overlaps with filling the next: a thread that finds the current
+ * buffer full takes wr_lock while still holding ev_lock (so writes
+ * happen in buffer order, and the buffer it moves on to is no longer in
+ * use), and queues it for the writer thread (or, without one, drops
+ * ev_lock and writes it). No syscall per event: one write per chunk.
  *
  * Only whole records are ever written: a record is complete before the
  * buffer's length covers it, so whatever was written - at a flush, by a
@@ -50,6 +50,7 @@
 #include "tracer.h"
 
 #define BUF_SIZE AT_CHUNK_BYTES
+#define NBUF 4
 
 /* What every record touches, in one cache line of its own: the lock, the
  * current buffer, its reserved length, the last index drawn (under ev_lock
@@ -67,7 +68,7 @@ _Static_assert(sizeof hot == 64, "one cache line");
 #define counter hot.counter
 static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int holds_ev AT_TLS;
-static char *bufs[2];
+static char *bufs[NBUF];
 static int records;               /* any record since the file was (to be) opened */
 static int unbuffered;
 static uint64_t last_write_stamp; /* stamp of the last age-triggered write */
@@ -148,20 +149,26 @@ static void write_buffer(int b, size_t n)
  * In full mode a full buffer is handed to a thread of the tracer's own,
  * which turns it into text (chunk.c), compresses that into zstd frames
  * of at most 1 MiB (outfd.c, zframe.c) and writes them, while the
- * program's threads fill the other buffer: formatting a chunk of ~21,000
- * records and compressing its text costs a few ms and a write(2) of a MiB
- * to disk about as much, which no allocation should wait for. (Leaks
- * mode writes at exit only and has no thread.) The hand-off is `pending`
- * (1 + the buffer) under wr_lock, which the writer thread holds while it
- * writes, so that every other write (flushes at exit, exec, fork,
- * signals) still happens under wr_lock and writes a pending buffer first:
- * file order stays buffer order. A thread that fills a buffer while the
- * previous one is still pending waits: with no spare core the program is
- * slowed down to the writer's pace rather than the trace growing without
- * bound. Every 100 ms the writer thread also hands itself the current
- * buffer when it holds anything, so a SIGKILL loses at most the records
- * of the last 100 ms or the last MiB of records (~21,000 events), plus
- * the chunk being written at that moment.
+ * program's threads fill the next buffer: formatting a chunk of ~10,900
+ * records and compressing its text costs a ms or two and a write(2) to
+ * disk about as much, which no allocation should wait for. (Leaks mode
+ * writes at exit only and has no thread.) The hand-off is a queue under
+ * wr_lock (q_first, q_count). The writer thread takes the oldest chunk
+ * off it and writes it without the lock, marked `inflight`; every other
+ * write (flushes at exit, exec, fork, signals) takes wr_lock, waits for
+ * the chunk in flight and writes the queued ones first: file order stays
+ * buffer order. So a thread handing a buffer over waits only when all
+ * NBUF are in use, not for the chunk being written. With two buffers of
+ * 1 MiB and the lock held through each write, two program threads on two
+ * cores waited at 23-56 of 91 hand-offs (41-102 ms of a 200-257 ms run)
+ * in 3 runs of 4 of bench/tracer's `two`, both stopped while the writer
+ * thread, woken, waited for a core (docs/benchmarks.md). With no spare core the program is still slowed
+ * down to the writer's pace rather than the trace growing without bound.
+ * Every 100 ms the writer thread also hands itself the current buffer
+ * when it holds anything, so a SIGKILL loses at most the records of the
+ * last 100 ms or the last 512 KiB of records (~10,900 events), plus the
+ * chunks queued or being written at that moment when the writer is
+ * behind: 2 MiB of records at most, as with two buffers of 1 MiB.
  *
  * The thread is started by the constructor (no lock of the program is
  * held there; a thread cannot be created from a preinit allocation), and
@@ -170,10 +177,17 @@ static void write_buffer(int b, size_t n)
  * it, and records nothing (at_guard).
  */
 #define AGE_NS 100000000L
-static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;   /* pending set */
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;   /* pending cleared */
-static int pending;          /* 1 + the buffer handed to the writer thread */
-static size_t pending_n;
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;   /* a chunk queued */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;   /* inflight cleared */
+/* Buffers handed to the writer thread and not yet taken, oldest first,
+ * under wr_lock; they follow each other round the ring of NBUF. */
+static int q_first, q_count;
+static size_t q_len[NBUF];
+/* 1 + the buffer the writer thread is writing without wr_lock; 0: none.
+ * It precedes q_first in the ring, so the buffers in use (inflight, the
+ * queue, cur) are consecutive and the one after cur is free when fewer
+ * than NBUF are. */
+static int inflight;
 static int threaded;         /* the writer thread runs in this process */
 static atomic_int thread_state;   /* 0 not wanted, 1 to start, 2 started or failed */
 static int threads_allowed;  /* the constructor has run */
@@ -181,13 +195,28 @@ static __thread int on_writer AT_TLS;   /* this is the writer thread */
 
 static void write_buffer(int b, size_t n);
 
-/* wr_lock held: writes the buffer handed off, if any. */
+static int next_buf(int b)
+{
+    return (b + 1) % NBUF;
+}
+
+/* wr_lock held: the writer thread's chunk in progress is written. */
+static void wait_inflight(void)
+{
+    while (__atomic_load_n(&inflight, __ATOMIC_ACQUIRE))
+        pthread_cond_wait(&done_cv, &wr_lock);
+}
+
+/* wr_lock held: writes the chunks handed off, in order. */
 static void drain_pending(void)
 {
-    if (!pending)
-        return;
-    write_buffer(pending - 1, pending_n);
-    pending = 0;
+    wait_inflight();
+    while (q_count) {
+        int b = q_first;
+        write_buffer(b, q_len[b]);
+        q_first = next_buf(b);
+        q_count--;
+    }
     pthread_cond_broadcast(&done_cv);
 }
 
@@ -195,11 +224,13 @@ static void drain_pending(void)
  * Returns with wr_lock released. */
 static void hand_off(void)
 {
-    while (pending)
+    while (q_count + (inflight != 0) + 1 >= NBUF)
         pthread_cond_wait(&done_cv, &wr_lock);
-    pending = cur + 1;
-    pending_n = buf_len;
-    cur ^= 1;
+    if (!q_count)
+        q_first = cur;
+    q_len[cur] = buf_len;
+    q_count++;
+    cur = next_buf(cur);
     buf_len = 0;
     pthread_cond_signal(&work_cv);
     pthread_mutex_unlock(&wr_lock);
@@ -243,10 +274,19 @@ static void *writer_main(void *arg)
             until.tv_nsec -= 1000000000L;
             until.tv_sec++;
         }
-        while (!pending && pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
+        while (!q_count && pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
             ;
-        if (pending) {
-            drain_pending();
+        if (q_count) {
+            int b = q_first;
+            size_t n = q_len[b];
+            q_first = next_buf(b);
+            q_count--;
+            __atomic_store_n(&inflight, b + 1, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&wr_lock);
+            write_buffer(b, n);
+            __atomic_store_n(&inflight, 0, __ATOMIC_RELEASE);
+            pthread_mutex_lock(&wr_lock);
+            pthread_cond_broadcast(&done_cv);
             continue;
         }
         pthread_mutex_unlock(&wr_lock);   /* ev_lock comes first */
@@ -313,7 +353,7 @@ static void swap_and_write(void)
     drain_pending();
     int full = cur;
     size_t n = buf_len;
-    cur ^= 1;
+    cur = next_buf(cur);
     buf_len = 0;
     unlock_ev();
     write_buffer(full, n);
@@ -536,14 +576,14 @@ static void write_header(pid_t pid, int child)
 int at_writer_open(pid_t pid, int child)
 {
     if (!bufs[0]) {
-        char *m = mmap(NULL, 2 * (size_t)BUF_SIZE, PROT_READ | PROT_WRITE,
+        char *m = mmap(NULL, NBUF * (size_t)BUF_SIZE, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) {
             at_warn("cannot map the trace buffer: ", strerror(errno), "");
             return -1;
         }
-        bufs[0] = m;
-        bufs[1] = m + BUF_SIZE;
+        for (int i = 0; i < NBUF; i++)
+            bufs[i] = m + (size_t)i * BUF_SIZE;
         fmt_main = at_chunk_new();
         fmt_signal = at_chunk_new();
         if (!fmt_main || !fmt_signal) {
@@ -679,10 +719,14 @@ void at_writer_emergency_flush(void)
     sealed = 1;
     if (open_pending && records == 0)
         return;
-    if (pending) {   /* handed off, not written: before the current one */
-        int p = pending - 1;
-        pending = 0;
-        chunk_out(fmt_signal, bufs[p], pending_n);
+    /* The writer thread's chunk in progress ends first (a second at most). */
+    uint64_t until = mono_us() + 1000000;
+    while (__atomic_load_n(&inflight, __ATOMIC_ACQUIRE) && mono_us() < until)
+        __builtin_ia32_pause();
+    for (; q_count; q_count--) {   /* handed off, not written: before the current one */
+        int b = q_first;
+        q_first = next_buf(b);
+        chunk_out(fmt_signal, bufs[b], q_len[b]);
     }
     size_t n = __atomic_load_n(&buf_len, __ATOMIC_ACQUIRE);
     chunk_out(fmt_signal, bufs[cur], n);
@@ -735,6 +779,7 @@ void at_writer_fork_prepare(void)
 {
     lock_ev();
     pthread_mutex_lock(&wr_lock);
+    wait_inflight();   /* the formatter's state is whole in the child */
     at_outfd_fork_prepare();
 }
 
@@ -758,7 +803,8 @@ void at_writer_fork_child(void)
      * it may have been handed is the parent's to write. */
     work_cv = fresh_cv;
     done_cv = fresh_cv;
-    pending = 0;
+    q_count = 0;
+    inflight = 0;
     threaded = 0;
     atomic_store(&age_due, 0);
     if (atomic_load(&thread_state))
