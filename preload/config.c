@@ -39,6 +39,7 @@ struct at_config at_cfg = {
     .follow_exec = 0,
     .leaks_mode = 0,
     .leak_kinds = 1,
+    .keeper = 1,
     .compress = -1,
 };
 
@@ -225,6 +226,7 @@ int at_config_load(void)
     if (parse_output() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
+        parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode() ||
         parse_compress())

@@ -22,7 +22,9 @@
  * - A release is recorded (and so numbered and placed in the file) before
  *   the memory goes back to libc; an allocation after libc returned it.
  *   Together that makes index order the true order even when another
- *   thread receives the same address at once.
+ *   thread receives the same address at once. Leaks mode with the keeper
+ *   (handoff.c) takes a release's order key at that point instead and
+ *   hands the record to the keeper.
  */
 #include <errno.h>
 #include <link.h>
@@ -174,11 +176,14 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
         .fn = fn, .size = size, .id = (uintptr_t)p, .alignment = alignment,
         .ctx = at_ctx_mask,
     };
-    if (at_cfg.leaks_mode)
+    int keeper = at_cfg.leaks_mode && at_handoff_on;
+    if (at_cfg.leaks_mode && !keeper)
         at_shadow_prefetch((uintptr_t)p);
     e.nframes = at_unwind_raw(raw, depth, &frames);   /* no copy: the frames stay in raw */
     e.frames = frames;
-    if (at_cfg.leaks_mode) {
+    if (keeper) {
+        at_handoff_alloc(&e, at_order_key());   /* applied by the keeper (handoff.c) */
+    } else if (at_cfg.leaks_mode) {
         if (leaks_reads_clock())
             e.time_us = at_now_us();
         at_live_add(&e, at_order_key());   /* checks the maps on a new site */
@@ -265,6 +270,20 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
         .fn = fn, .size = total, .ctx = at_ctx_mask, .time_us = now, .stamp = stamp,
         .frames = frames, .nframes = nframes,
     };
+    if (at_cfg.leaks_mode && at_handoff_on) {
+        /* The release's key before the real realloc, its record after it
+         * and only when p was let go (handoff.c). */
+        uint64_t key = at_order_key();
+        void *q = op(p, n, m);
+        if (!q && total != 0)
+            return NULL;
+        at_handoff_release((uintptr_t)p, key);
+        if (q) {
+            alloc.id = (uintptr_t)q;
+            at_handoff_alloc(&alloc, at_order_key());
+        }
+        return q;
+    }
     if (at_cfg.leaks_mode) {
         struct at_live_block saved;
         int was_live = at_live_remove((uintptr_t)p, &saved);
@@ -328,8 +347,12 @@ EXPORT void free(void *p)
     int saved, depth;
     if (enter_release(&saved, &depth)) {
         if (at_cfg.leaks_mode) {
-            /* A store in the shadow, no system call: errno stays. */
-            at_live_remove((uintptr_t)p, NULL);
+            /* A record in this thread's ring or a store in the shadow, no
+             * system call: errno stays. The key comes before libc gets p. */
+            if (at_handoff_on)
+                at_handoff_release((uintptr_t)p, at_order_key());
+            else
+                at_live_remove((uintptr_t)p, NULL);
         } else {
             int e = errno;
             record_release(AT_FREE, p, depth);

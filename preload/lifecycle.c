@@ -111,6 +111,7 @@ void at_finish(void)
     at_guard = 1;
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
+            at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
             at_leakreport_write(0);
             at_writer_flush();
@@ -163,8 +164,14 @@ void at_finish_signal(int sig)
             pause();
     }
     at_guard = 1;
+    /* The keeper's records first: applying them may add map lines. */
+    int report = at_cfg.leaks_mode && !atomic_exchange(&finished, 1);
+    const char *left_out = report ? at_handoff_finish_signal() : NULL;
     at_writer_emergency_flush();
-    if (at_cfg.leaks_mode && !atomic_exchange(&finished, 1))
+    if (left_out)
+        at_warn("leaks mode: records not yet applied are left out of the report: ", left_out,
+                "");
+    if (report)
         at_leakreport_write(1);
     at_writer_cut_signal(sig);
     at_state = AT_STATE_OFF;
@@ -287,9 +294,13 @@ static void fork_prepare(void)
 {
     if (at_state != AT_STATE_ACTIVE)
         return;
-    at_unwind_fork_prepare();   /* first: it waits for unwinding threads */
     fork_saved_guard = at_guard;
     at_guard = 1;
+    /* Before any tracer lock: the keeper, between two records, may wait
+     * for one of them. */
+    if (at_cfg.leaks_mode)
+        at_handoff_fork_prepare();
+    at_unwind_fork_prepare();   /* then: it waits for unwinding threads */
     at_maps_fork_prepare();
     at_writer_fork_prepare();
     if (at_cfg.leaks_mode)
@@ -309,6 +320,8 @@ static void fork_parent(void)
     at_writer_fork_parent();
     at_maps_fork_parent();
     at_unwind_fork_parent();
+    if (at_cfg.leaks_mode)
+        at_handoff_fork_parent();
     at_guard = fork_saved_guard;
 }
 
@@ -324,6 +337,8 @@ static void fork_child(void)
     at_writer_fork_child();
     at_maps_fork_child();
     at_unwind_fork_child();
+    if (at_cfg.leaks_mode)
+        at_handoff_fork_child();
     my_pid = getpid();
     atomic_store(&finished, 0);
     if (!at_cfg.follow_fork || at_writer_open(my_pid, 1) < 0)
@@ -460,6 +475,12 @@ __attribute__((constructor)) static void at_init(void)
     edit_environment();
     if (at_state == AT_STATE_ACTIVE)
         at_writer_start_thread();
+    /* Leaks mode's keeper (handoff.c): with TSC order keys only, and
+     * unless ALLOCTRACE_KEEPER=0; else the inline path stays. */
+    if (at_state == AT_STATE_ACTIVE && at_cfg.leaks_mode && at_cfg.keeper && at_clock_tsc() &&
+        at_handoff_start() != 0)
+        at_warn("cannot start the leaks keeper thread, ",
+                "keeping live blocks on the program's threads", "");
     at_guard = saved;
     errno = e;
 }

@@ -142,14 +142,18 @@ static void *bump(struct stack_stripe *s, size_t n)
 }
 
 /* Under the stripe lock. The old array is not freed: lock-free readers
- * may still be walking it. */
+ * may still be walking it. mmap, not the real allocator: leaks mode's
+ * records may be applied from a signal handler (handoff.c), which may
+ * have interrupted libc's malloc on its thread. */
 static int grow_buckets(struct stack_stripe *s)
 {
     struct buckets *old = s->table;
     size_t n = old ? old->n * 2 : 1024;
-    struct buckets *b = at_real.calloc(1, sizeof *b + n * sizeof(struct at_stack *));
-    if (!b)
+    void *m = mmap(NULL, sizeof(struct buckets) + n * sizeof(struct at_stack *),
+                   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
         return -1;
+    struct buckets *b = m;
     b->n = n;
     for (size_t i = 0; old && i < old->n; i++)
         for (struct at_stack *e = old->slot[i], *next; e; e = next) {

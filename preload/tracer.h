@@ -51,6 +51,7 @@ struct at_config {
     int follow_exec;
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
+    int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
     int compress;           /* zstd frames (zframe.c); -1 until read */
 };
 extern struct at_config at_cfg AT_HIDDEN;
@@ -453,6 +454,31 @@ void at_live_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
 void at_live_fork_prepare(void) AT_HIDDEN;
 void at_live_fork_parent(void) AT_HIDDEN;
 void at_live_fork_child(void) AT_HIDDEN;
+
+/* ---- handoff.c (leaks mode: the records applied on the keeper thread) -- */
+/* 1 once the keeper runs: the hooks append records instead of changing
+ * the live blocks themselves (0: the inline path). */
+extern int at_handoff_on AT_HIDDEN;
+/* Starts the keeper (the constructor, leaks mode, TSC keys); -1: the
+ * inline path stays. */
+int at_handoff_start(void) AT_HIDDEN;
+/* The hooks: an allocation with its key (at_order_key after libc
+ * returned the block), a release with its key (taken before the memory
+ * goes back to libc). */
+void at_handoff_alloc(const struct at_event *e, uint64_t key) AT_HIDDEN;
+void at_handoff_release(uintptr_t id, uint64_t key) AT_HIDDEN;
+/* Stops the keeper and applies every record (before the report). */
+void at_handoff_finish(void) AT_HIDDEN;
+/* The same from a signal handler: NULL, or why records were left out. */
+const char *at_handoff_finish_signal(void) AT_HIDDEN;
+void at_handoff_fork_prepare(void) AT_HIDDEN;
+void at_handoff_fork_parent(void) AT_HIDDEN;
+void at_handoff_fork_child(void) AT_HIDDEN;
+/* The rules, one record at a time, and the end of a pass over every ring
+ * (the consumer's side; the unit test drives them directly). */
+void at_handoff_apply_alloc(const struct at_event *e, uint64_t key) AT_HIDDEN;
+void at_handoff_apply_release(uintptr_t id, uint64_t key) AT_HIDDEN;
+void at_handoff_end_pass(void) AT_HIDDEN;
 
 /* ---- shadow.c (leaks mode: blocks kept at a place set by the address) -- */
 /* 0 when kept; -1 when the block does not fit and live.c must keep it. */

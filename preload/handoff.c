@@ -1,0 +1,696 @@
+/*
+ * preload/handoff.c: leaks mode's bookkeeping off the program's threads.
+ *
+ * Per event leaks mode used to intern the call site (sites.c) and keep
+ * or drop the block (live.c, shadow.c) on the thread that allocated:
+ * two or three dependent cache misses of the tracer's own per event
+ * (docs/benchmarks.md, "Leaks mode's per-event cost against the
+ * unwinding floor"). Here a thread only appends a record to a ring of its
+ * own, and a thread of the tracer's, the keeper, applies the records to
+ * the live blocks on the other core.
+ *
+ * Rings. One single-producer single-consumer ring a thread, so the hot
+ * path writes no cache line another thread writes: a record, then the
+ * ring's tail (release store). Records: an allocation {meta (function,
+ * frames, contexts), address, order key, size, alignment, frames[]}, a
+ * release {meta, address, key}; realloc is a release and an allocation.
+ * A record never wraps: a pad word sends the reader to the ring's start.
+ * The tail is published at every record, not in batches: that is what
+ * the reasoning below needs.
+ *
+ * Order without a merge. Every record carries its order key (clock.c, the
+ * TSC): a release takes it before the memory goes back to libc, an
+ * allocation after libc handed the block out, so for one address the
+ * keys follow the true order of its events (the allocator orders them).
+ * The keeper applies the rings in whatever order it drains them; per
+ * address only the event with the highest key decides, as in a
+ * last-writer-wins register:
+ *   - allocation(p, k): when a release of p with a higher key was applied
+ *     (see "recent releases") or the block kept at p has a higher key,
+ *     the record is dropped: p was freed and given out again since. Else
+ *     a block still at p is older (its release is in another ring, not yet
+ *     applied) and is replaced.
+ *   - release(p, k): a block at p with a higher key is newer: the release
+ *     is stale and ignored. Else the block at p (if any) is removed and
+ *     (p, k) noted as a recent release.
+ * Recent releases. A release may be applied before an allocation it
+ * follows: the allocation of p in thread A's ring, A hands p to B, B
+ * frees it, and the keeper drains B's ring first. Or after a later
+ * allocation and release of p were applied. The note (p, k) makes the
+ * older allocation drop when it comes. How long a note must stay: the
+ * allocation a release follows happened before it, in some thread that
+ * published its ring's tail before returning p to the program; the
+ * release's record was read with an acquire load of its ring's tail, so
+ * every tail the keeper reads after that includes the allocation. A
+ * pass reads every ring's tail once and applies what is below it; the
+ * pass after the one that applied a release has applied everything that
+ * happened before the release. So a note lives for the rest of its pass
+ * and the next one (two generations, no clearing: an entry of an older
+ * generation counts as free). The lead's first design drained all other
+ * rings when a release found no block; that was not enough: with four
+ * events on one address in three rings (alloc, free, alloc, free) a
+ * release could find the first block and remove it while the second
+ * allocation, which it really released, was still in flight; that
+ * allocation then stayed as a false leak.
+ *
+ * What the rules meet (hooks.c):
+ *   - realloc: its release key is taken before the real realloc and the
+ *     release appended after it, only when it succeeded (or freed, with
+ *     size 0): a failed realloc appends nothing, p stays the caller's.
+ *     Another thread that gets p meanwhile has a higher key: its
+ *     allocation wins whichever is applied first.
+ *   - tracing switched off (at_enabled 0): allocations are not recorded,
+ *     releases are; a release of an unknown block leaves only a note.
+ *   - untraced allocations (at_guard: the tracer's own, a signal
+ *     handler's inside the tracer, the loader's libunwind block) and the
+ *     bootstrap arena (never given to libc, its free is not recorded):
+ *     their releases are releases of unknown blocks, as before.
+ *   - memalign, posix_memalign, aligned_alloc, valloc: allocations like
+ *     any other; the alignment travels in the record.
+ *   - keys of two threads can tie within the key's grain; two events on
+ *     one address are further apart than that (the allocator's lock or
+ *     the hand-over of the pointer lies between them: clock.c).
+ *
+ * The keeper sleeps on a futex when every ring is empty (at most
+ * IDLE_MS); a producer wakes it when its ring has WAKE_BYTES more since
+ * the last wake, so the keeper works in batches and the ring's lines move
+ * between cores once a batch, not once a record. A full ring never drops
+ * a record: the producer wakes the keeper and, if no one is applying
+ * records, applies them itself (so a machine with one CPU, or a keeper
+ * that gets no time, still progresses); else it yields until there is
+ * room. The producer that applies holds the consumer lock, as the keeper
+ * does: only one thread applies at a time.
+ *
+ * Life cycle. A thread's ring is handed back at its exit (a pthread key)
+ * and, once drained, to the next thread (short-lived threads reuse
+ * rings). fork: the prepare handler takes the consumer lock (the keeper
+ * between two records), the parent gives it back; the child drops every
+ * ring's records (its report starts empty: live.c) and starts its own
+ * keeper at its first record, as writer.c starts its thread; until then,
+ * or if it cannot, its threads apply their own rings when they fill. At
+ * exit, quick_exit and from a signal that ends the process lifecycle.c
+ * stops the keeper and applies what is left before the report is
+ * collected; a signal that interrupted this thread while it was applying
+ * (the live blocks half changed, their locks maybe held) cannot, and
+ * says so in one line. When the keeper cannot be started at all, or the
+ * TSC gives no order keys (a shared count would be a cache line shared
+ * again), leaks mode keeps today's inline path (hooks.c).
+ *
+ * Everything here uses mmap and futexes, never the hooks; the keeper
+ * blocks every signal and records nothing.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tracer.h"
+
+#define RING_BYTES (512u << 10)
+#define RING_MASK ((uint64_t)RING_BYTES - 1)
+#define WAKE_BYTES (RING_BYTES / 4)
+#define MAX_RINGS 4096
+#define IDLE_MS 20
+
+enum { REC_PAD = 1, REC_ALLOC = 2, REC_RELEASE = 3 };
+enum { RING_FREE, RING_OWNED, RING_RETIRED };
+#define ALLOC_WORDS 5
+#define RELEASE_WORDS 3
+
+struct ring {
+    /* The producer's line. */
+    _Alignas(64) uint64_t tail;
+    uint64_t head_seen;   /* the producer's last look at head */
+    uint64_t wake_mark;   /* tail at the last wake */
+    int shared;           /* ring 0: threads that found no ring of their own */
+    /* The consumer's line. */
+    _Alignas(64) uint64_t head;
+    int state;
+    uint64_t *data;
+};
+
+int at_handoff_on;
+static struct ring rings[MAX_RINGS];
+static unsigned nrings;            /* published with release stores */
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+static int shared_lock;            /* ring 0's producers */
+static __thread struct ring *my_ring AT_TLS;
+static pthread_key_t ring_key;
+
+static int consumer;               /* the consumer lock: 1 while applying */
+static __thread int holds_consumer AT_TLS;
+static int stop_req;               /* the keeper is to stop applying */
+static int keeper_asleep;          /* futex word */
+enum { KEEPER_NONE, KEEPER_RUNS, KEEPER_TO_START };
+static int keeper;                 /* KEEPER_* */
+
+static long futex(int *addr, int op, int val, const struct timespec *t)
+{
+    return syscall(SYS_futex, addr, op, val, t, NULL, 0);
+}
+
+/* ---- recent releases ----------------------------------------------------- */
+
+struct note {
+    uintptr_t id;      /* 0: never used */
+    uint64_t key;
+    uint64_t gen;
+};
+static struct note *notes;
+static size_t notes_cap, notes_used;   /* used: slots ever written since the rebuild */
+static uint64_t gen = 2;               /* notes of gen and gen - 1 count */
+
+static inline int note_live(const struct note *n)
+{
+    return n->id && n->gen + 1 >= gen;
+}
+
+static struct note *map_notes(size_t cap)
+{
+    void *m = mmap(NULL, cap * sizeof(struct note), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return m == MAP_FAILED ? NULL : m;
+}
+
+/* Keeps only the notes that still count, in a table of the room they need. */
+static void rebuild_notes(void)
+{
+    size_t live = 0;
+    for (size_t i = 0; i < notes_cap; i++)
+        live += note_live(&notes[i]);
+    size_t cap = 4096;
+    while (cap < live * 4)
+        cap *= 2;
+    struct note *t = map_notes(cap);
+    if (!t)
+        return;   /* the old table stays; probing just gets longer */
+    for (size_t i = 0; i < notes_cap; i++) {
+        if (!note_live(&notes[i]))
+            continue;
+        size_t j = at_mix64(notes[i].id) & (cap - 1);
+        while (t[j].id)
+            j = (j + 1) & (cap - 1);
+        t[j] = notes[i];
+    }
+    if (notes)
+        munmap(notes, notes_cap * sizeof *notes);
+    notes = t;
+    notes_cap = cap;
+    notes_used = live;
+}
+
+/* The live note of id, or NULL; *room: the first slot a new note may
+ * take (empty, or a note that no longer counts). */
+static struct note *note_find(uintptr_t id, struct note **room)
+{
+    *room = NULL;
+    if (!notes)
+        return NULL;
+    for (size_t i = at_mix64(id) & (notes_cap - 1);; i = (i + 1) & (notes_cap - 1)) {
+        struct note *n = &notes[i];
+        int live = note_live(n);
+        if (n->id == id && live)
+            return n;
+        if (!*room && !live)
+            *room = n;
+        if (!n->id)
+            return NULL;
+    }
+}
+
+/* The key of a release of id noted in this pass or the one before. */
+static int note_key(uintptr_t id, uint64_t *key)
+{
+    struct note *room, *n = note_find(id, &room);
+    if (n)
+        *key = n->key;
+    return n != NULL;
+}
+
+static void note_release(uintptr_t id, uint64_t key)
+{
+    if (!notes || (notes_used + 1) * 4 > notes_cap * 3)
+        rebuild_notes();
+    if (!notes)
+        return;
+    struct note *room, *n = note_find(id, &room);
+    if (n) {
+        if (key > n->key)
+            n->key = key;
+        n->gen = gen;
+        return;
+    }
+    if (!room)
+        return;
+    if (!room->id)
+        notes_used++;
+    /* A slot of an older generation for another id is reused in place:
+     * the chain through it stays whole. */
+    *room = (struct note){ id, key, gen };
+}
+
+/* ---- the rules ------------------------------------------------------------ */
+
+void at_handoff_apply_alloc(const struct at_event *e, uint64_t key)
+{
+    uint64_t rk;
+    if (note_key(e->id, &rk) && rk > key)
+        return;   /* freed since, maybe given out again */
+    struct at_live_block old;
+    if (at_live_remove(e->id, &old) && at_live_key(&old) > key) {
+        at_live_restore(&old);   /* a newer block is at p */
+        return;
+    }
+    at_live_add(e, key);
+}
+
+void at_handoff_apply_release(uintptr_t id, uint64_t key)
+{
+    struct at_live_block old;
+    if (at_live_remove(id, &old) && at_live_key(&old) > key) {
+        at_live_restore(&old);   /* stale: p was given out again since */
+        return;
+    }
+    note_release(id, key);
+}
+
+void at_handoff_end_pass(void)
+{
+    gen++;
+}
+
+/* ---- draining (the consumer lock held) ------------------------------------ */
+
+/* Applies one record at r->data + (h & mask); returns its length. */
+static size_t apply_one(const uint64_t *w, uint64_t h)
+{
+    uint64_t meta = w[0];
+    switch (meta & 15) {
+    case REC_PAD:
+        return RING_BYTES - (h & RING_MASK);
+    case REC_RELEASE:
+        at_handoff_apply_release((uintptr_t)w[1], w[2]);
+        return RELEASE_WORDS * 8;
+    default: {
+        int n = (int)(meta >> 8 & 0x3ff);
+        struct at_event e = {
+            .fn = (enum at_fn)(meta >> 4 & 15), .id = (uintptr_t)w[1], .size = w[3],
+            .alignment = w[4], .ctx = (uint32_t)(meta >> 32), .frames = (void **)(w + 5),
+            .nframes = n,
+        };
+        at_handoff_apply_alloc(&e, w[2]);
+        return (size_t)(ALLOC_WORDS + n) * 8;
+    }
+    }
+}
+
+/* Applies r's records up to the tail read now; the keeper stops early
+ * when asked to. Returns how many bytes it applied. */
+static uint64_t drain_ring(struct ring *r, int keeper_thread)
+{
+    uint64_t t = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE), h = r->head, start = h;
+    uint64_t shown = h;
+    while (h != t) {
+        h += apply_one(r->data + (h & RING_MASK) / 8, h);
+        if (keeper_thread && __atomic_load_n(&stop_req, __ATOMIC_RELAXED))
+            break;
+        if (h - shown >= WAKE_BYTES / 4) {   /* room for a producer that waits */
+            __atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+            shown = h;
+        }
+    }
+    __atomic_store_n(&r->head, h, __ATOMIC_RELEASE);
+    if (h == t && __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == RING_RETIRED &&
+        __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE) == h)
+        __atomic_store_n(&r->state, RING_FREE, __ATOMIC_RELEASE);
+    return h - start;
+}
+
+/* One pass: every ring once. */
+static uint64_t pass(int keeper_thread)
+{
+    uint64_t done = 0;
+    unsigned n = __atomic_load_n(&nrings, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++) {
+        if (keeper_thread && __atomic_load_n(&stop_req, __ATOMIC_RELAXED))
+            return done;
+        if (rings[i].data)
+            done += drain_ring(&rings[i], keeper_thread);
+    }
+    at_handoff_end_pass();
+    return done;
+}
+
+static int try_consume(void)
+{
+    if (__atomic_exchange_n(&consumer, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    holds_consumer = 1;
+    return 1;
+}
+
+static void end_consume(void)
+{
+    holds_consumer = 0;
+    __atomic_store_n(&consumer, 0, __ATOMIC_RELEASE);
+}
+
+static void pause_briefly(int round)
+{
+    if (round < 64) {
+        __builtin_ia32_pause();
+    } else if (round < 128) {
+        sched_yield();
+    } else {
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- the keeper ------------------------------------------------------------- */
+
+static void wake_keeper(void)
+{
+    if (__atomic_load_n(&keeper_asleep, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&keeper_asleep, 0, __ATOMIC_RELAXED))
+        futex(&keeper_asleep, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
+static int rings_empty(void)
+{
+    unsigned n = __atomic_load_n(&nrings, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++)
+        if (rings[i].data &&
+            __atomic_load_n(&rings[i].tail, __ATOMIC_ACQUIRE) != rings[i].head)
+            return 0;
+    return 1;
+}
+
+static void keeper_sleep(void)
+{
+    __atomic_store_n(&keeper_asleep, 1, __ATOMIC_SEQ_CST);
+    if (!rings_empty() && !__atomic_load_n(&stop_req, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&keeper_asleep, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    struct timespec t = { 0, IDLE_MS * 1000000L };
+    futex(&keeper_asleep, FUTEX_WAIT_PRIVATE, 1, &t);
+    __atomic_store_n(&keeper_asleep, 0, __ATOMIC_RELAXED);
+}
+
+static void *keeper_main(void *arg)
+{
+    (void)arg;
+    at_guard = 1;
+    for (;;) {
+        uint64_t done = 0;
+        if (!__atomic_load_n(&stop_req, __ATOMIC_ACQUIRE) && try_consume()) {
+            done = pass(1);
+            end_consume();
+        }
+        /* Busy: go on while a batch came in; else sleep until woken. */
+        if (done < WAKE_BYTES / 4)
+            keeper_sleep();
+    }
+    return NULL;
+}
+
+static int start_keeper(void)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int saved = at_guard;
+    at_guard = 1;
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, keeper_main, NULL);
+    at_guard = saved;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return -1;
+    pthread_setname_np(t, "alloctrace-kp");
+    return 0;
+}
+
+/* ---- rings of threads ---------------------------------------------------- */
+
+static void ring_retire(void *p)
+{
+    struct ring *r = p;
+    if (r == my_ring)
+        my_ring = NULL;
+    __atomic_store_n(&r->state, RING_RETIRED, __ATOMIC_RELEASE);
+}
+
+static int ring_map(struct ring *r)
+{
+    void *m = mmap(NULL, RING_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    r->data = m;
+    return 0;
+}
+
+/* A ring for this thread: a free one, a new one, else the shared one. */
+static __attribute__((noinline)) struct ring *ring_get(void)
+{
+    unsigned n = __atomic_load_n(&nrings, __ATOMIC_ACQUIRE);
+    struct ring *r = NULL;
+    for (unsigned i = 1; i < n && !r; i++) {
+        int expected = RING_FREE;
+        if (__atomic_compare_exchange_n(&rings[i].state, &expected, RING_OWNED, 0,
+                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            r = &rings[i];
+    }
+    if (!r) {
+        pthread_mutex_lock(&rings_lock);
+        n = nrings;
+        if (n < MAX_RINGS && ring_map(&rings[n]) == 0) {
+            r = &rings[n];
+            r->state = RING_OWNED;
+            __atomic_store_n(&nrings, n + 1, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&rings_lock);
+    }
+    if (!r)
+        return &rings[0];
+    /* The producer's view of a recycled ring. */
+    r->head_seen = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+    r->wake_mark = r->tail;
+    my_ring = r;
+    pthread_setspecific(ring_key, r);
+    return r;
+}
+
+/* Waits until r has room for `need` bytes from its tail; 0 when the
+ * tracer has finished meanwhile (the record is no longer wanted). */
+static __attribute__((noinline)) int wait_room(struct ring *r, uint64_t need)
+{
+    for (int round = 0;; round++) {
+        r->head_seen = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+        if (r->tail + need - r->head_seen <= RING_BYTES)
+            return 1;
+        if (at_state != AT_STATE_ACTIVE)
+            return 0;
+        if (__atomic_load_n(&keeper, __ATOMIC_RELAXED) == KEEPER_RUNS)
+            wake_keeper();
+        if (!__atomic_load_n(&stop_req, __ATOMIC_RELAXED) && !holds_consumer && try_consume()) {
+            pass(0);
+            end_consume();
+            continue;
+        }
+        pause_briefly(round);
+    }
+}
+
+/* Room for `len` bytes at the tail, after a pad when they would wrap. */
+static inline uint64_t *reserve(struct ring *r, size_t len)
+{
+    uint64_t pos = r->tail & RING_MASK, pad = pos + len > RING_BYTES ? RING_BYTES - pos : 0;
+    if (__builtin_expect(r->tail + pad + len - r->head_seen > RING_BYTES, 0) &&
+        !wait_room(r, pad + len))
+        return NULL;
+    if (pad) {
+        r->data[pos / 8] = REC_PAD;
+        r->tail += pad;   /* published with the record */
+        pos = 0;
+    }
+    return r->data + pos / 8;
+}
+
+static __attribute__((noinline)) void after_wake_mark(struct ring *r)
+{
+    r->wake_mark = r->tail;
+    int k = __atomic_load_n(&keeper, __ATOMIC_RELAXED);
+    if (k == KEEPER_RUNS) {
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);   /* the tail before the flag */
+        wake_keeper();
+    } else if (k == KEEPER_TO_START) {
+        int expected = KEEPER_TO_START;
+        if (__atomic_compare_exchange_n(&keeper, &expected, KEEPER_NONE, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED) &&
+            start_keeper() == 0)
+            __atomic_store_n(&keeper, KEEPER_RUNS, __ATOMIC_RELEASE);
+    } else if (!holds_consumer && try_consume()) {   /* no keeper: apply here */
+        pass(0);
+        end_consume();
+    }
+}
+
+static inline void publish(struct ring *r, size_t len)
+{
+    uint64_t t = r->tail + len;
+    __atomic_store_n(&r->tail, t, __ATOMIC_RELEASE);
+    if (__builtin_expect(t - r->wake_mark >= WAKE_BYTES, 0))
+        after_wake_mark(r);
+}
+
+static inline struct ring *ring_enter(void)
+{
+    struct ring *r = my_ring;
+    if (__builtin_expect(!r, 0))
+        r = ring_get();
+    if (__builtin_expect(r->shared, 0))
+        while (__atomic_exchange_n(&shared_lock, 1, __ATOMIC_ACQUIRE))
+            __builtin_ia32_pause();
+    return r;
+}
+
+static inline void ring_leave(struct ring *r)
+{
+    if (__builtin_expect(r->shared, 0))
+        __atomic_store_n(&shared_lock, 0, __ATOMIC_RELEASE);
+}
+
+void at_handoff_alloc(const struct at_event *e, uint64_t key)
+{
+    struct ring *r = ring_enter();
+    int n = e->nframes;
+    size_t len = (size_t)(ALLOC_WORDS + n) * 8;
+    uint64_t *w = reserve(r, len);
+    if (w) {
+        w[0] = REC_ALLOC | (uint64_t)e->fn << 4 | (uint64_t)n << 8 | (uint64_t)e->ctx << 32;
+        w[1] = e->id;
+        w[2] = key;
+        w[3] = e->size;
+        w[4] = e->alignment;
+        __builtin_memcpy(w + ALLOC_WORDS, e->frames, (size_t)n * 8);
+        publish(r, len);
+    }
+    ring_leave(r);
+}
+
+void at_handoff_release(uintptr_t id, uint64_t key)
+{
+    struct ring *r = ring_enter();
+    uint64_t *w = reserve(r, RELEASE_WORDS * 8);
+    if (w) {
+        w[0] = REC_RELEASE;
+        w[1] = id;
+        w[2] = key;
+        publish(r, RELEASE_WORDS * 8);
+    }
+    ring_leave(r);
+}
+
+/* ---- start, stop, fork ------------------------------------------------------ */
+
+int at_handoff_start(void)
+{
+    if (pthread_key_create(&ring_key, ring_retire) != 0 || ring_map(&rings[0]) != 0)
+        return -1;
+    rings[0].shared = 1;
+    rings[0].state = RING_OWNED;
+    __atomic_store_n(&nrings, 1, __ATOMIC_RELEASE);
+    if (start_keeper() != 0)
+        return -1;
+    keeper = KEEPER_RUNS;
+    __atomic_store_n(&at_handoff_on, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* Stops the keeper and applies every record there is (lifecycle.c, before
+ * the report). Passes until one finds nothing, or at most 64: threads
+ * still running at exit may append for ever. */
+void at_handoff_finish(void)
+{
+    if (!at_handoff_on)
+        return;
+    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
+    for (int round = 0; !try_consume(); round++)
+        pause_briefly(round);
+    for (int i = 0; i < 64 && pass(0); i++)
+        ;
+    /* The consumer lock stays taken: nothing is applied after the report. */
+}
+
+/* The same from a signal handler: waits a while for the keeper; when
+ * this thread was itself applying records when the signal came, or the
+ * keeper does not let go, returns why the report may miss blocks. */
+const char *at_handoff_finish_signal(void)
+{
+    if (!at_handoff_on)
+        return NULL;
+    if (holds_consumer)
+        return "a signal came while records were being applied";
+    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
+    for (int round = 0; !try_consume(); round++) {
+        if (round > 128 + 20000)   /* about a second of 50 us sleeps */
+            return "the thread applying the records did not stop";
+        pause_briefly(round);
+    }
+    for (int i = 0; i < 64 && pass(0); i++)
+        ;
+    return NULL;
+}
+
+void at_handoff_fork_prepare(void)
+{
+    if (!at_handoff_on)
+        return;
+    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
+    for (int round = 0; !try_consume(); round++)
+        pause_briefly(round);
+}
+
+void at_handoff_fork_parent(void)
+{
+    if (!at_handoff_on)
+        return;
+    end_consume();
+    __atomic_store_n(&stop_req, 0, __ATOMIC_RELEASE);
+}
+
+/* The parent's records are the parent's: every ring is emptied, and all
+ * but this thread's are free for the child's next threads. */
+void at_handoff_fork_child(void)
+{
+    if (!at_handoff_on)
+        return;
+    unsigned n = nrings;
+    for (unsigned i = 0; i < n; i++) {
+        struct ring *r = &rings[i];
+        r->head = r->head_seen = r->wake_mark = r->tail;
+        if (i > 0)
+            r->state = r == my_ring ? RING_OWNED : RING_FREE;
+    }
+    if (notes)
+        memset(notes, 0, notes_cap * sizeof *notes);
+    notes_used = 0;
+    shared_lock = 0;
+    keeper_asleep = 0;
+    stop_req = 0;
+    keeper = KEEPER_TO_START;   /* at the child's first wake mark */
+    end_consume();
+}
