@@ -75,6 +75,15 @@ $(B)/tests/unit/test_tracer_chunk: tests/unit/test_tracer_chunk.c preload/chunk.
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
 	    tests/unit/test_tracer_chunk.c preload/chunk.c preload/format.c $(CMOCKA_LIBS) -o $@
 
+# Leaks mode's records through the rings and the keeper's rules
+# (preload/handoff.c) alone, over a live set of the test's own.
+TESTS += $(B)/tests/unit/test_tracer_handoff
+$(B)/tests/unit/test_tracer_handoff: tests/unit/test_tracer_handoff.c preload/handoff.c \
+                                     preload/tracer.h include/alloctrace/format.h
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
+	    tests/unit/test_tracer_handoff.c preload/handoff.c $(CMOCKA_LIBS) -pthread -o $@
+
 # The tracer's reading of the time zone (preload/tzoffset.c) against glibc.
 TESTS += $(B)/tests/unit/test_tracer_tzoffset
 $(B)/tests/unit/test_tracer_tzoffset: tests/unit/test_tracer_tzoffset.c preload/tzoffset.c \
