@@ -148,6 +148,7 @@ static int stop_req;               /* the keeper is to stop applying */
 static int keeper_asleep;          /* futex word */
 enum { KEEPER_NONE, KEEPER_RUNS, KEEPER_TO_START };
 static int keeper;                 /* KEEPER_* */
+static int finished;               /* the report is made: records are no longer wanted */
 
 static long futex(int *addr, int op, int val, const struct timespec *t)
 {
@@ -501,7 +502,7 @@ static __attribute__((noinline)) int wait_room(struct ring *r, uint64_t need)
         r->head_seen = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
         if (r->tail + need - r->head_seen <= RING_BYTES)
             return 1;
-        if (at_state != AT_STATE_ACTIVE)
+        if (at_state != AT_STATE_ACTIVE || __atomic_load_n(&finished, __ATOMIC_RELAXED))
             return 0;
         if (__atomic_load_n(&keeper, __ATOMIC_RELAXED) == KEEPER_RUNS)
             wake_keeper();
@@ -606,6 +607,22 @@ void at_handoff_release(uintptr_t id, uint64_t key)
 
 /* ---- start, stop, fork ------------------------------------------------------ */
 
+/* Before a dlclose (maps.c calls it): one pass applies every record made
+ * so far, while the objects of their frames are still loaded and can get
+ * their map lines. */
+static void apply_before_dlclose(void)
+{
+    if (holds_consumer)
+        return;
+    for (int round = 0; !try_consume(); round++) {
+        if (__atomic_load_n(&finished, __ATOMIC_RELAXED))
+            return;
+        pause_briefly(round);
+    }
+    pass(0);
+    end_consume();
+}
+
 int at_handoff_start(void)
 {
     if (pthread_key_create(&ring_key, ring_retire) != 0 || ring_map(&rings[0]) != 0)
@@ -615,6 +632,7 @@ int at_handoff_start(void)
     __atomic_store_n(&nrings, 1, __ATOMIC_RELEASE);
     if (start_keeper() != 0)
         return -1;
+    at_maps_before_dlclose(apply_before_dlclose);
     keeper = KEEPER_RUNS;
     __atomic_store_n(&at_handoff_on, 1, __ATOMIC_RELEASE);
     return 0;
@@ -633,6 +651,7 @@ void at_handoff_finish(void)
     for (int i = 0; i < 64 && pass(0); i++)
         ;
     /* The consumer lock stays taken: nothing is applied after the report. */
+    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
 }
 
 /* The same from a signal handler: waits a while for the keeper; when
@@ -652,6 +671,7 @@ const char *at_handoff_finish_signal(void)
     }
     for (int i = 0; i < 64 && pass(0); i++)
         ;
+    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -691,6 +711,7 @@ void at_handoff_fork_child(void)
     shared_lock = 0;
     keeper_asleep = 0;
     stop_req = 0;
+    finished = 0;
     keeper = KEEPER_TO_START;   /* at the child's first wake mark */
     end_consume();
 }

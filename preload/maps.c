@@ -342,12 +342,27 @@ void at_maps_fork_child(void)
     at_maps_reset();
 }
 
+/* What must run before an object may go (handoff.c's: leaks mode's
+ * records still to be applied are, while their frames' objects are still
+ * there to be named); handed down by the layer above. */
+static void (*before_dlclose)(void);
+
+void at_maps_before_dlclose(void (*fn)(void))
+{
+    before_dlclose = fn;
+}
+
 /* dlclose: after the real one, forget the ranges (see the top comment). */
 __attribute__((visibility("default"))) int dlclose(void *handle)
 {
     static int (*real_dlclose)(void *);
     if (!real_dlclose)
         real_dlclose = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+    if (at_state == AT_STATE_ACTIVE && before_dlclose && !at_guard) {
+        at_guard = 1;
+        before_dlclose();
+        at_guard = 0;
+    }
     int rc = real_dlclose(handle);
     if (at_state == AT_STATE_ACTIVE) {
         int saved = at_guard;

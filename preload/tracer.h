@@ -378,6 +378,8 @@ void at_maps_check(void *const *frames, int n) AT_HIDDEN;
 unsigned at_maps_epoch(void) AT_HIDDEN;
 /* Writes map lines of objects loaded since the last look. */
 void at_maps_refresh(void) AT_HIDDEN;
+/* fn runs before each dlclose of the program's (handoff.c hands it down). */
+void at_maps_before_dlclose(void (*fn)(void)) AT_HIDDEN;
 /* Forgets the known ranges (after dlclose a range may get a new object). */
 void at_maps_invalidate(void) AT_HIDDEN;
 /* Forgets what was written (a forked child starts a new file). */

@@ -104,6 +104,11 @@ uint64_t at_live_key(const struct at_live_block *b)
     return b->packed[0];
 }
 
+void at_maps_before_dlclose(void (*fn)(void))
+{
+    (void)fn;
+}
+
 /* ---- runs of the program's events ---------------------------------------- */
 
 #define MAX_EVENTS 32
