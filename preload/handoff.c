@@ -45,8 +45,8 @@
  * pass reads every ring's tail once and applies what is below it; the
  * pass after the one that applied a release has applied everything that
  * happened before the release. So a note lives for the rest of its pass
- * and the next one (two generations, no clearing: an entry of an older
- * generation counts as free). The lead's first design drained all other
+ * and the next one (two tables, the older one emptied at each pass's
+ * end). The lead's first design drained all other
  * rings when a release found no block; that was not enough: with four
  * events on one address in three rings (alloc, free, alloc, free) a
  * release could find the first block and remove it while the second
@@ -157,102 +157,94 @@ static long futex(int *addr, int op, int val, const struct timespec *t)
 
 /* ---- recent releases ----------------------------------------------------- */
 
+/* Two tables: the notes of this pass and of the one before. At the end of
+ * a pass the older one is emptied (only the slots it used) and becomes
+ * the current one, so probing never wades through notes that no longer
+ * count. */
 struct note {
-    uintptr_t id;      /* 0: never used */
+    uintptr_t id;   /* 0: empty */
     uint64_t key;
-    uint64_t gen;
 };
-static struct note *notes;
-static size_t notes_cap, notes_used;   /* used: slots ever written since the rebuild */
-static uint64_t gen = 2;               /* notes of gen and gen - 1 count */
+struct notes {
+    struct note *slot;
+    uint32_t *used;   /* the slots taken, to empty them */
+    size_t cap, n;
+};
+static struct notes tabs[2];
+static int cur_tab;
 
-static inline int note_live(const struct note *n)
+static int notes_grow(struct notes *t)
 {
-    return n->id && n->gen + 1 >= gen;
-}
-
-static struct note *map_notes(size_t cap)
-{
-    void *m = mmap(NULL, cap * sizeof(struct note), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return m == MAP_FAILED ? NULL : m;
-}
-
-/* Keeps only the notes that still count, in a table of the room they need. */
-static void rebuild_notes(void)
-{
-    size_t live = 0;
-    for (size_t i = 0; i < notes_cap; i++)
-        live += note_live(&notes[i]);
-    size_t cap = 4096;
-    while (cap < live * 4)
-        cap *= 2;
-    struct note *t = map_notes(cap);
-    if (!t)
-        return;   /* the old table stays; probing just gets longer */
-    for (size_t i = 0; i < notes_cap; i++) {
-        if (!note_live(&notes[i]))
-            continue;
-        size_t j = at_mix64(notes[i].id) & (cap - 1);
-        while (t[j].id)
+    size_t cap = t->cap ? t->cap * 2 : 4096;
+    size_t bytes = cap * (sizeof(struct note) + sizeof(uint32_t));
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    struct notes g = { m, (uint32_t *)((struct note *)m + cap), cap, 0 };
+    for (size_t i = 0; i < t->n; i++) {
+        const struct note *o = &t->slot[t->used[i]];
+        size_t j = at_mix64(o->id) & (cap - 1);
+        while (g.slot[j].id)
             j = (j + 1) & (cap - 1);
-        t[j] = notes[i];
+        g.slot[j] = *o;
+        g.used[g.n++] = (uint32_t)j;
     }
-    if (notes)
-        munmap(notes, notes_cap * sizeof *notes);
-    notes = t;
-    notes_cap = cap;
-    notes_used = live;
+    if (t->slot)
+        munmap(t->slot, t->cap * (sizeof(struct note) + sizeof(uint32_t)));
+    *t = g;
+    return 0;
 }
 
-/* The live note of id, or NULL; *room: the first slot a new note may
- * take (empty, or a note that no longer counts). */
-static struct note *note_find(uintptr_t id, struct note **room)
+static struct note *notes_find(const struct notes *t, uintptr_t id, size_t *empty)
 {
-    *room = NULL;
-    if (!notes)
+    if (!t->n)
         return NULL;
-    for (size_t i = at_mix64(id) & (notes_cap - 1);; i = (i + 1) & (notes_cap - 1)) {
-        struct note *n = &notes[i];
-        int live = note_live(n);
-        if (n->id == id && live)
-            return n;
-        if (!*room && !live)
-            *room = n;
-        if (!n->id)
+    for (size_t i = at_mix64(id) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        if (t->slot[i].id == id)
+            return &t->slot[i];
+        if (!t->slot[i].id) {
+            *empty = i;
             return NULL;
+        }
     }
 }
 
-/* The key of a release of id noted in this pass or the one before. */
+/* The highest key of a release of id noted in this pass or the one before. */
 static int note_key(uintptr_t id, uint64_t *key)
 {
-    struct note *room, *n = note_find(id, &room);
-    if (n)
-        *key = n->key;
-    return n != NULL;
+    size_t e;
+    const struct note *a = notes_find(&tabs[cur_tab], id, &e);
+    const struct note *b = notes_find(&tabs[cur_tab ^ 1], id, &e);
+    if (!a && !b)
+        return 0;
+    *key = a && b ? (a->key > b->key ? a->key : b->key) : a ? a->key : b->key;
+    return 1;
 }
 
 static void note_release(uintptr_t id, uint64_t key)
 {
-    if (!notes || (notes_used + 1) * 4 > notes_cap * 3)
-        rebuild_notes();
-    if (!notes)
-        return;
-    struct note *room, *n = note_find(id, &room);
+    struct notes *t = &tabs[cur_tab];
+    if ((t->n + 1) * 2 > t->cap && notes_grow(t) != 0)
+        return;   /* no memory: the rare case it covers is not covered */
+    size_t e = at_mix64(id) & (t->cap - 1);
+    struct note *n = notes_find(t, id, &e);
     if (n) {
         if (key > n->key)
             n->key = key;
-        n->gen = gen;
         return;
     }
-    if (!room)
-        return;
-    if (!room->id)
-        notes_used++;
-    /* A slot of an older generation for another id is reused in place:
-     * the chain through it stays whole. */
-    *room = (struct note){ id, key, gen };
+    t->slot[e] = (struct note){ id, key };
+    t->used[t->n++] = (uint32_t)e;
+}
+
+/* The notes of the pass before the one that just ended no longer count. */
+static void notes_rotate(void)
+{
+    struct notes *old = &tabs[cur_tab ^ 1];
+    for (size_t i = 0; i < old->n; i++)
+        old->slot[old->used[i]].id = 0;
+    old->n = 0;
+    cur_tab ^= 1;
 }
 
 /* ---- the rules ------------------------------------------------------------ */
@@ -282,7 +274,7 @@ void at_handoff_apply_release(uintptr_t id, uint64_t key)
 
 void at_handoff_end_pass(void)
 {
-    gen++;
+    notes_rotate();
 }
 
 /* ---- draining (the consumer lock held) ------------------------------------ */
@@ -705,9 +697,8 @@ void at_handoff_fork_child(void)
         if (i > 0)
             r->state = r == my_ring ? RING_OWNED : RING_FREE;
     }
-    if (notes)
-        memset(notes, 0, notes_cap * sizeof *notes);
-    notes_used = 0;
+    notes_rotate();
+    notes_rotate();
     shared_lock = 0;
     keeper_asleep = 0;
     stop_req = 0;
