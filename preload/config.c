@@ -39,7 +39,7 @@ struct at_config at_cfg = {
     .follow_exec = 0,
     .leaks_mode = 0,
     .leak_kinds = 1,
-    .keeper = 1,
+    .keeper = 0,
     .compress = -1,
 };
 

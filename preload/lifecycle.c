@@ -475,8 +475,10 @@ __attribute__((constructor)) static void at_init(void)
     edit_environment();
     if (at_state == AT_STATE_ACTIVE)
         at_writer_start_thread();
-    /* Leaks mode's keeper (handoff.c): with TSC order keys only, and
-     * unless ALLOCTRACE_KEEPER=0; else the inline path stays. */
+    /* Leaks mode's keeper (handoff.c), when ALLOCTRACE_KEEPER=1: with TSC
+     * order keys only; else the inline path stays. Not the default: on
+     * the 2-core machine measured it did not pay (docs/benchmarks.md,
+     * "Leaks mode's records on a keeper thread"). */
     if (at_state == AT_STATE_ACTIVE && at_cfg.leaks_mode && at_cfg.keeper && at_clock_tsc() &&
         at_handoff_start() != 0)
         at_warn("cannot start the leaks keeper thread, ",

@@ -92,7 +92,7 @@
 #define AT_ENV_FOLLOW_EXEC "ALLOCTRACE_FOLLOW_EXEC"
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
-#define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 1) */
+#define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
 
 #endif
