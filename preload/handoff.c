@@ -9,6 +9,16 @@
  * own, and a thread of the tracer's, the keeper, applies the records to
  * the live blocks on the other core.
  *
+ * Opt-in (ALLOCTRACE_KEEPER=1), not the default: on the 2-core machine
+ * measured it did not pay (docs/benchmarks.md, "Leaks mode's records on
+ * a keeper thread"). What it takes off the program's thread (interning
+ * and the shadow store, 5-10% of the samples) comes back as the ring's
+ * writes and a second rdtsc for each release, glibc's malloc leaves its
+ * single-thread fast path once any second thread exists, and whenever
+ * the other core is busy the keeper shares the program's CPU. On a
+ * quiet machine it is within a few percent of the inline path either
+ * way; under load it is up to 25% slower, and on one CPU 25% slower.
+ *
  * Rings. One single-producer single-consumer ring a thread, so the hot
  * path writes no cache line another thread writes: a record, then the
  * ring's tail (release store). Records: an allocation {meta (function,
@@ -46,12 +56,13 @@
  * pass after the one that applied a release has applied everything that
  * happened before the release. So a note lives for the rest of its pass
  * and the next one (two tables, the older one emptied at each pass's
- * end). The lead's first design drained all other
- * rings when a release found no block; that was not enough: with four
- * events on one address in three rings (alloc, free, alloc, free) a
+ * end). Draining all other rings when a release finds no block, and
+ * nothing more, was the first design and not enough: with four events
+ * on one address in three rings (alloc, free, alloc, free) the last
  * release could find the first block and remove it while the second
- * allocation, which it really released, was still in flight; that
- * allocation then stayed as a false leak.
+ * allocation, the one it really released, was still in flight; that
+ * allocation then stayed as a false leak
+ * (test_a_release_applied_before_the_allocation_it_ends_drops_it).
  *
  * What the rules meet (hooks.c):
  *   - realloc: its release key is taken before the real realloc and the
@@ -71,23 +82,30 @@
  *     one address are further apart than that (the allocator's lock or
  *     the hand-over of the pointer lies between them: clock.c).
  *
- * The keeper sleeps on a futex when every ring is empty (at most
- * IDLE_MS); a producer wakes it when its ring has WAKE_BYTES more since
- * the last wake, so the keeper works in batches and the ring's lines move
- * between cores once a batch, not once a record. A full ring never drops
- * a record: the producer wakes the keeper and, if no one is applying
+ * While records come in, the keeper takes a pass every BUSY_US (see
+ * keeper_main: batches, so that the ring's lines move between cores once
+ * a batch and not once a record); after IDLE_PASSES empty passes it
+ * sleeps on a futex (at most IDLE_MS), and a producer wakes it when its
+ * ring has WAKE_BYTES more since its last wake. A full ring never drops a
+ * record: the producer wakes the keeper and, if no one is applying
  * records, applies them itself (so a machine with one CPU, or a keeper
- * that gets no time, still progresses); else it yields until there is
- * room. The producer that applies holds the consumer lock, as the keeper
- * does: only one thread applies at a time.
+ * that gets no time, still progresses); else it waits for the one who
+ * is. The producer that applies holds the consumer lock, as
+ * the keeper does: only one thread applies at a time.
  *
  * Life cycle. A thread's ring is handed back at its exit (a pthread key)
  * and, once drained, to the next thread (short-lived threads reuse
  * rings). fork: the prepare handler takes the consumer lock (the keeper
- * between two records), the parent gives it back; the child drops every
- * ring's records (its report starts empty: live.c) and starts its own
- * keeper at its first record, as writer.c starts its thread; until then,
- * or if it cannot, its threads apply their own rings when they fill. At
+ * between two records) before any other tracer lock, since the keeper
+ * may be waiting for one of them; the parent gives it back. It does not
+ * drain the rings first: the parent's keeper goes on with them, and the
+ * child drops every ring's records anyway (its report starts empty:
+ * live.c) and starts its own keeper when its first ring has WAKE_BYTES,
+ * as writer.c starts its thread at a child's first record; until then,
+ * or if it cannot, its threads apply their own rings when they fill.
+ * dlclose: the records made so far are applied first (maps.c calls
+ * apply_before_dlclose), while their frames' objects are still there to
+ * get map lines. At
  * exit, quick_exit and from a signal that ends the process lifecycle.c
  * stops the keeper and applies what is left before the report is
  * collected; a signal that interrupted this thread while it was applying
@@ -95,6 +113,17 @@
  * says so in one line. When the keeper cannot be started at all, or the
  * TSC gives no order keys (a shared count would be a cache line shared
  * again), leaks mode keeps today's inline path (hooks.c).
+ *
+ * No deadlock: whoever applies records (the keeper, a producer whose
+ * ring is full, exit, a signal handler, a dlclose) holds the consumer
+ * lock and then takes only the locks the inline path takes (sites,
+ * live blocks, maps, the loader's in dl_iterate_phdr, the writer's for
+ * map lines); a producer appends holding none of them. A producer
+ * waiting for room never waits for the keeper alone: when no one holds
+ * the consumer lock it applies the records itself. (Running the keeper
+ * at SCHED_IDLE was tried: a keeper starved while holding that lock made
+ * python3 wait seconds.) The records apply from a signal handler without
+ * malloc (sites.c's bucket arrays come from mmap).
  *
  * Everything here uses mmap and futexes, never the hooks; the keeper
  * blocks every signal and records nothing.
@@ -393,7 +422,7 @@ static void keeper_sleep(void)
  * 0.24 s instead of 0.12). After IDLE_PASSES empty passes it sleeps on
  * the futex until a producer's ring has WAKE_BYTES more, or IDLE_MS.
  */
-#define BUSY_US 50
+#define BUSY_US 200
 #define IDLE_PASSES 40
 
 static void *keeper_main(void *arg)
@@ -421,24 +450,8 @@ static void *keeper_main(void *arg)
 
 static int start_keeper(void)
 {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int saved = at_guard;
-    at_guard = 1;
     pthread_t t;
-    int rc = pthread_create(&t, &attr, keeper_main, NULL);
-    at_guard = saved;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0)
-        return -1;
-    pthread_setname_np(t, "alloctrace-kp");
-    return 0;
+    return at_thread_start(keeper_main, "alloctrace-kp", &t) == 0 ? 0 : -1;
 }
 
 /* ---- rings of threads ---------------------------------------------------- */
@@ -502,13 +515,12 @@ static __attribute__((noinline)) int wait_room(struct ring *r, uint64_t need)
             return 1;
         if (at_state != AT_STATE_ACTIVE || __atomic_load_n(&finished, __ATOMIC_RELAXED))
             return 0;
-        /* The keeper first; only when it makes no room for a while (no
-         * CPU for it, or none at all) does this thread apply records. */
-        int keeper_runs = __atomic_load_n(&keeper, __ATOMIC_RELAXED) == KEEPER_RUNS;
-        if (keeper_runs)
+        /* Unless the keeper is applying records right now, this thread
+         * does: waiting for a keeper that has no CPU (the other core
+         * busy, or one CPU) took milliseconds each time. */
+        if (__atomic_load_n(&keeper, __ATOMIC_RELAXED) == KEEPER_RUNS)
             wake_keeper();
-        if ((!keeper_runs || round > 200) && !__atomic_load_n(&stop_req, __ATOMIC_RELAXED) &&
-            !holds_consumer && try_consume()) {
+        if (!__atomic_load_n(&stop_req, __ATOMIC_RELAXED) && !holds_consumer && try_consume()) {
             pass(0);
             end_consume();
             continue;
@@ -640,20 +652,37 @@ int at_handoff_start(void)
     return 0;
 }
 
+/* Stops the keeper and takes the consumer lock, waiting for it at most
+ * `rounds` of pause_briefly (0: as long as it takes). */
+static int stop_keeper(int rounds)
+{
+    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
+    for (int round = 0; !try_consume(); round++) {
+        if (rounds && round > rounds)
+            return -1;
+        pause_briefly(round);
+    }
+    return 0;
+}
+
+/* Passes until one finds nothing, or at most 64: threads still running
+ * at exit may append for ever. The consumer lock stays taken: nothing
+ * is applied after the report. */
+static void apply_all(void)
+{
+    for (int i = 0; i < 64 && pass(0); i++)
+        ;
+    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
+}
+
 /* Stops the keeper and applies every record there is (lifecycle.c, before
- * the report). Passes until one finds nothing, or at most 64: threads
- * still running at exit may append for ever. */
+ * the report). */
 void at_handoff_finish(void)
 {
     if (!at_handoff_on)
         return;
-    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
-    for (int round = 0; !try_consume(); round++)
-        pause_briefly(round);
-    for (int i = 0; i < 64 && pass(0); i++)
-        ;
-    /* The consumer lock stays taken: nothing is applied after the report. */
-    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
+    stop_keeper(0);
+    apply_all();
 }
 
 /* The same from a signal handler: waits a while for the keeper; when
@@ -665,25 +694,16 @@ const char *at_handoff_finish_signal(void)
         return NULL;
     if (holds_consumer)
         return "a signal came while records were being applied";
-    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
-    for (int round = 0; !try_consume(); round++) {
-        if (round > 128 + 20000)   /* about a second of 50 us sleeps */
-            return "the thread applying the records did not stop";
-        pause_briefly(round);
-    }
-    for (int i = 0; i < 64 && pass(0); i++)
-        ;
-    __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
+    if (stop_keeper(128 + 20000) != 0)   /* about a second of 50 us sleeps */
+        return "the thread applying the records did not stop";
+    apply_all();
     return NULL;
 }
 
 void at_handoff_fork_prepare(void)
 {
-    if (!at_handoff_on)
-        return;
-    __atomic_store_n(&stop_req, 1, __ATOMIC_RELEASE);
-    for (int round = 0; !try_consume(); round++)
-        pause_briefly(round);
+    if (at_handoff_on)
+        stop_keeper(0);
 }
 
 void at_handoff_fork_parent(void)

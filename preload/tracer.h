@@ -39,6 +39,11 @@
 typedef void at_text_out(const char *p, size_t n);
 #define AT_HIDDEN __attribute__((visibility("hidden")))
 
+/* ---- thread.c (the tracer's own threads) ------------------------------- */
+/* Starts fn as a detached thread named `name`, every signal blocked, the
+ * guard held while it is created; pthread_create's result. */
+int at_thread_start(void *(*fn)(void *), const char *name, pthread_t *out) AT_HIDDEN;
+
 /* ---- config.c ---------------------------------------------------------- */
 struct at_config {
     char output[PATH_MAX];  /* as given (may hold %p); empty: default name */

@@ -306,26 +306,13 @@ static void start_thread(void)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&work_cv, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 << 10);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int saved = at_guard;
-    at_guard = 1;
     pthread_t t;
-    int rc = pthread_create(&t, &attr, writer_main, NULL);
-    at_guard = saved;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
+    int rc = at_thread_start(writer_main, "alloctrace-wr", &t);
     if (rc != 0) {
         at_warn("cannot start the trace writer thread, compressing on the program's threads: ",
                 strerror(rc), "");
         return;
     }
-    pthread_setname_np(t, "alloctrace-wr");
     pthread_mutex_lock(&wr_lock);
     threaded = 1;
     pthread_mutex_unlock(&wr_lock);

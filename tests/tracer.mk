@@ -79,10 +79,11 @@ $(B)/tests/unit/test_tracer_chunk: tests/unit/test_tracer_chunk.c preload/chunk.
 # (preload/handoff.c) alone, over a live set of the test's own.
 TESTS += $(B)/tests/unit/test_tracer_handoff
 $(B)/tests/unit/test_tracer_handoff: tests/unit/test_tracer_handoff.c preload/handoff.c \
-                                     preload/tracer.h include/alloctrace/format.h
+                                     preload/thread.c preload/tracer.h include/alloctrace/format.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
-	    tests/unit/test_tracer_handoff.c preload/handoff.c $(CMOCKA_LIBS) -pthread -o $@
+	    tests/unit/test_tracer_handoff.c preload/handoff.c preload/thread.c $(CMOCKA_LIBS) \
+	    -pthread -o $@
 
 # The tracer's reading of the time zone (preload/tzoffset.c) against glibc.
 TESTS += $(B)/tests/unit/test_tracer_tzoffset

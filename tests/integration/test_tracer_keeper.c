@@ -142,11 +142,8 @@ static void test_one_cpu_keeper_reports_what_the_inline_path_does(void **state)
     (void)state;
     if (access("/usr/bin/python3", X_OK) != 0)
         skip();
-    cpu_set_t one, all;
-    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    cpu_set_t all;
+    t_pin_one_cpu(&all);
     const char *argv[] = { "/usr/bin/python3", "-c",
                            "import os\n"
                            "print(len(os.sched_getaffinity(0)))\n"

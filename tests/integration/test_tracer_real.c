@@ -187,11 +187,8 @@ static void test_one_cpu_writer_keeps_up(void **state)
     (void)state;
     if (access("/usr/bin/python3", X_OK) != 0)
         skip();
-    cpu_set_t one, all;
-    assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);   /* as taskset -c 0 */
+    cpu_set_t all;
+    t_pin_one_cpu(&all);
     const char *argv[] = { "/usr/bin/python3", "-c",
                            "import os\n"
                            "print(len(os.sched_getaffinity(0)))\n"

@@ -17,6 +17,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -436,6 +437,17 @@ static inline size_t t_unpaired_releases(const struct t_trace *t)
     }
     free(set);
     return bad;
+}
+
+/* Pins this process, and the programs it runs, to CPU 0 (as taskset -c 0
+ * would); *all gets the mask to put back with sched_setaffinity. */
+static inline void t_pin_one_cpu(cpu_set_t *all)
+{
+    cpu_set_t one;
+    assert_int_equal(sched_getaffinity(0, sizeof *all, all), 0);
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
 }
 
 /* "KEY ADDRESS" in a program's output -> ADDRESS. */
