@@ -426,10 +426,18 @@ static void keeper_sleep(void)
 #define BUSY_US 200
 #define IDLE_PASSES 40
 
+static void *keeper_stack;   /* the keeper's stack: not a root of the scan */
+static size_t keeper_stack_len;
+
 static void *keeper_main(void *arg)
 {
     (void)arg;
     at_guard = 1;
+    pthread_attr_t a;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        pthread_attr_getstack(&a, &keeper_stack, &keeper_stack_len);
+        pthread_attr_destroy(&a);
+    }
     int idle = 0;
     for (;;) {
         uint64_t done = 0;
@@ -622,6 +630,22 @@ void at_handoff_release(uintptr_t id, uint64_t key)
 
 /* ---- start, stop, fork ------------------------------------------------------ */
 
+/* Memory of the tracer's that holds block addresses - the rings, the
+ * notes, the keeper's stack - is no root for the scan at exit (reach.c):
+ * a block whose address is only in a record would pass for reachable. */
+static void exclusions(at_range_fn *add, void *ctx)
+{
+    unsigned n = __atomic_load_n(&nrings, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++)
+        if (rings[i].data)
+            add(ctx, rings[i].data, RING_BYTES);
+    for (int t = 0; t < 2; t++)
+        if (tabs[t].slot)
+            add(ctx, tabs[t].slot, tabs[t].cap * (sizeof(struct note) + sizeof(uint32_t)));
+    if (keeper_stack)
+        add(ctx, keeper_stack, keeper_stack_len);
+}
+
 /* Before a dlclose (maps.c calls it): one pass applies every record made
  * so far, while the objects of their frames are still loaded and can get
  * their map lines. */
@@ -648,6 +672,7 @@ int at_handoff_start(void)
     if (start_keeper() != 0)
         return -1;
     at_maps_before_dlclose(apply_before_dlclose);
+    at_live_more_exclusions(exclusions);
     keeper = KEEPER_RUNS;
     __atomic_store_n(&at_handoff_on, 1, __ATOMIC_RELEASE);
     return 0;

@@ -248,10 +248,21 @@ uint64_t at_live_time_us(const struct at_live_block *b)
     return block_time(b);
 }
 
+/* The ranges of a layer above that holds block addresses too (handoff.c's
+ * rings), handed down at its start. */
+static void (*more_exclusions)(at_range_fn *add, void *ctx);
+
+void at_live_more_exclusions(void (*fn)(at_range_fn *add, void *ctx))
+{
+    more_exclusions = fn;
+}
+
 void at_live_exclusions(at_range_fn *add, void *ctx)
 {
     add(ctx, region, region_len);
     at_shadow_exclusions(add, ctx);
+    if (more_exclusions)
+        more_exclusions(add, ctx);
 }
 
 /* A stripe's lock; from a signal handler only tried for a while (the

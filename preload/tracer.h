@@ -458,6 +458,8 @@ uint64_t at_live_time_us(const struct at_live_block *b) AT_HIDDEN;
  * must not count as a root. */
 typedef void at_range_fn(void *ctx, const void *p, size_t len);
 void at_live_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
+/* fn hands at_live_exclusions the ranges of a layer above (handoff.c). */
+void at_live_more_exclusions(void (*fn)(at_range_fn *add, void *ctx)) AT_HIDDEN;
 void at_live_fork_prepare(void) AT_HIDDEN;
 void at_live_fork_parent(void) AT_HIDDEN;
 void at_live_fork_child(void) AT_HIDDEN;

@@ -2,7 +2,8 @@
  * tests/integration/test_tracer_keeper.c: leaks mode with its records
  * applied on the keeper thread (ALLOCTRACE_KEEPER=1, preload/handoff.c):
  * blocks freed by another thread and given out again, fork while threads
- * allocate, a signal while records are still in the rings, one CPU. Each
+ * allocate, a signal while records are still in the rings, the leak
+ * kinds of blocks whose addresses are in the rings, one CPU. Each
  * runs with the keeper and with the inline path (ALLOCTRACE_KEEPER=0),
  * the reference, and both must give the same report.
  */
@@ -130,6 +131,32 @@ static void test_sigterm_with_records_in_the_ring_reports_them(void **state)
     }
 }
 
+/* The leak gate's kinds: a block whose address is only in a record of a
+ * ring, the notes or the keeper's stack is still definitely lost (those
+ * are no roots of the scan at exit). With the rings scanned, gate_leaky's
+ * two 512-byte blocks passed for still reachable. */
+static void test_blocks_only_in_the_rings_are_definitely_lost(void **state)
+{
+    (void)state;
+    char *launcher = h_path("scripts/alloctrace"), *prog = h_path("build/tests/programs/gate_leaky");
+    const char *argv[] = { launcher, "--check", "--", prog, "buf=2", NULL };
+    for (int k = 0; k < 2; k++) {
+        char *dir = h_tmpdir();
+        const char *env[] = { keeper_env[k], NULL };
+        h_result r = h_run(argv, env, dir);
+        char *all = h_fmt("%s%s", r.out, r.err);
+        if (!strstr(all, "definitely lost: 1,024 bytes in 2 blocks"))
+            fail_msg("%s: the gate's report lacks the two definitely lost blocks:\n%s",
+                     keeper_env[k], all);
+        h_has(all, "still reachable: 0 bytes in 0 blocks");
+        free(all);
+        h_result_free(&r);
+        h_cleanup();
+    }
+    free(prog);
+    free(launcher);
+}
+
 /* Pinned to one CPU (as taskset -c 0), the program and the keeper share
  * it: python3 making some 400,000 allocations (the ring fills and waits,
  * or the program applies its own records), then keeping 5000 bytearrays
@@ -189,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_blocks_freed_by_another_thread_and_reused_leave_exactly_the_live_ones),
         cmocka_unit_test(test_fork_while_threads_allocate_in_leaks_mode),
         cmocka_unit_test(test_sigterm_with_records_in_the_ring_reports_them),
+        cmocka_unit_test(test_blocks_only_in_the_rings_are_definitely_lost),
         cmocka_unit_test(test_one_cpu_keeper_reports_what_the_inline_path_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -109,6 +109,11 @@ void at_maps_before_dlclose(void (*fn)(void))
     (void)fn;
 }
 
+void at_live_more_exclusions(void (*fn)(at_range_fn *add, void *ctx))
+{
+    (void)fn;
+}
+
 /* ---- runs of the program's events ---------------------------------------- */
 
 #define MAX_EVENTS 32
