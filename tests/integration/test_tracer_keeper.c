@@ -35,7 +35,8 @@ static size_t count_sized(const struct t_trace *t, uint64_t lo, uint64_t hi)
 
 /* Thread A allocates, thread B frees, A gets the same addresses again,
  * 19,200 times: exactly the 8 blocks A keeps at the end are reported,
- * with their addresses, sizes and frame 0 in the function that made them. */
+ * with their addresses, sizes and frame 0 in the function that made them
+ * (and valgrind's leak kinds for them, below). */
 static void test_blocks_freed_by_another_thread_and_reused_leave_exactly_the_live_ones(void **state)
 {
     (void)state;
@@ -131,6 +132,58 @@ static void test_sigterm_with_records_in_the_ring_reports_them(void **state)
     }
 }
 
+/* The text after "KIND: " on the line of `kind` ("definitely lost"...). */
+static char *kind_line(const char *text, const char *kind)
+{
+    const char *p = strstr(text, kind);
+    if (!p)
+        return h_fmt("(no \"%s\" line)", kind);
+    p += strlen(kind);
+    return h_fmt("%.*s", (int)strcspn(p, "\n"), p);
+}
+
+/* Next to valgrind: the reuse run's leak kinds through the gate (blocks
+ * and bytes definitely, indirectly, possibly lost, still reachable) are
+ * memcheck's, on both paths: the 8 kept blocks definitely lost, nothing
+ * else. (Skipped, saying so, without valgrind.) */
+static void test_reused_blocks_leak_kinds_match_valgrind(void **state)
+{
+    (void)state;
+    h_result v = h_sh("command -v valgrind");
+    int have = v.status == 0;
+    h_result_free(&v);
+    if (!have) {
+        print_message("skipped: valgrind is not installed\n");
+        skip();
+    }
+    char *prog = h_path("build/tests/programs/tracer_keeper");
+    v = h_sh("valgrind --leak-check=summary %s reuse 2>&1 >/dev/null", prog);
+    assert_int_equal(v.status, 0);
+    const char *kinds[] = { "definitely lost:", "indirectly lost:", "possibly lost:",
+                            "still reachable:" };
+    char *launcher = h_path("scripts/alloctrace");
+    const char *argv[] = { launcher, "--check", "--", prog, "reuse", NULL };
+    for (int k = 0; k < 2; k++) {
+        const char *env[] = { keeper_env[k], NULL };
+        h_result r = h_run(argv, env, h_tmpdir());
+        char *all = h_fmt("%s%s", r.out, r.err);
+        for (size_t i = 0; i < 4; i++) {
+            char *want = kind_line(v.out, kinds[i]), *got = kind_line(all, kinds[i]);
+            if (strcmp(want, got) != 0)
+                fail_msg("%s: %s%s, valgrind: %s%s", keeper_env[k], kinds[i], got, kinds[i], want);
+            free(want);
+            free(got);
+        }
+        h_has(all, "definitely lost: 16,448 bytes in 8 blocks");
+        free(all);
+        h_result_free(&r);
+        h_cleanup();
+    }
+    h_result_free(&v);
+    free(launcher);
+    free(prog);
+}
+
 /* The leak gate's kinds: a block whose address is only in a record of a
  * ring, the notes or the keeper's stack is still definitely lost (those
  * are no roots of the scan at exit). With the rings scanned, gate_leaky's
@@ -217,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_fork_while_threads_allocate_in_leaks_mode),
         cmocka_unit_test(test_sigterm_with_records_in_the_ring_reports_them),
         cmocka_unit_test(test_blocks_only_in_the_rings_are_definitely_lost),
+        cmocka_unit_test(test_reused_blocks_leak_kinds_match_valgrind),
         cmocka_unit_test(test_one_cpu_keeper_reports_what_the_inline_path_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
