@@ -465,12 +465,25 @@ static int start_keeper(void)
 
 /* ---- rings of threads ---------------------------------------------------- */
 
+/* At the thread's exit. Its records are applied here when no one else is
+ * applying (a drain between two passes is safe: the notes it leaves live
+ * through the next whole pass), so its ring is free for the next thread
+ * at once; else the keeper frees it after its next pass, and threads
+ * started meanwhile map rings of their own (short-lived threads: 0.08 of
+ * heaptrack's overhead against 0.04). */
 static void ring_retire(void *p)
 {
     struct ring *r = p;
     if (r == my_ring)
         my_ring = NULL;
     __atomic_store_n(&r->state, RING_RETIRED, __ATOMIC_RELEASE);
+    if (!holds_consumer && !__atomic_load_n(&stop_req, __ATOMIC_RELAXED) && try_consume()) {
+        int saved = at_guard;
+        at_guard = 1;
+        drain_ring(r, 0);
+        at_guard = saved;
+        end_consume();
+    }
 }
 
 static int ring_map(struct ring *r)
