@@ -149,15 +149,10 @@ static char *kind_line(const char *text, const char *kind)
 static void test_reused_blocks_leak_kinds_match_valgrind(void **state)
 {
     (void)state;
-    h_result v = h_sh("command -v valgrind");
-    int have = v.status == 0;
-    h_result_free(&v);
-    if (!have) {
-        print_message("skipped: valgrind is not installed\n");
+    if (!h_have("valgrind"))
         skip();
-    }
     char *prog = h_path("build/tests/programs/tracer_keeper");
-    v = h_sh("valgrind --leak-check=summary %s reuse 2>&1 >/dev/null", prog);
+    h_result v = h_sh("valgrind --leak-check=summary %s reuse 2>&1 >/dev/null", prog);
     assert_int_equal(v.status, 0);
     const char *kinds[] = { "definitely lost:", "indirectly lost:", "possibly lost:",
                             "still reachable:" };
