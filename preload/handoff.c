@@ -15,10 +15,11 @@
  * and the shadow store, 5-10% of the samples) comes back as the ring's
  * writes and a second rdtsc for each release, glibc's malloc leaves its
  * single-thread fast path once any second thread exists, and whenever
- * the other core is busy the keeper shares the program's CPU. Measured
- * with other work on the machine: 0.02-0.05 of heaptrack's overhead
- * better on the deep-stack compilers, 0.05-0.11 worse on perl, jq and
- * sqlite3, and more erratic; on one CPU 15-20% slower.
+ * the other core is busy the keeper shares the program's CPU. Quiet,
+ * 0.01-0.05 of heaptrack's overhead better on python3 and the
+ * compilers, 0.02-0.08 worse on perl and bench/tracer's loops; loaded,
+ * 0.05-0.11 worse on perl, jq and sqlite3 and more erratic; on one CPU
+ * 15-20% slower.
  *
  * Rings. One single-producer single-consumer ring a thread, so the hot
  * path writes no cache line another thread writes: a record, then the
