@@ -215,13 +215,10 @@ static void test_blocks_only_in_the_rings_are_definitely_lost(void **state)
 static void test_one_cpu_keeper_reports_what_the_inline_path_does(void **state)
 {
     (void)state;
-    if (access("/usr/bin/python3", X_OK) != 0)
-        skip();
     cpu_set_t all;
-    t_pin_one_cpu(&all);
+    t_python3_on_one_cpu(&all);
     const char *argv[] = { "/usr/bin/python3", "-c",
-                           "import os\n"
-                           "print(len(os.sched_getaffinity(0)))\n"
+                           T_PY_CPUS
                            "tmp = [str(i) * 3 for i in range(200000)]\n"
                            "del tmp\n"
                            "keep = [bytearray(10000 + i) for i in range(5000)]\n"

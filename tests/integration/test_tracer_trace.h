@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct t_rec {
     uint64_t index;
@@ -448,6 +449,17 @@ static inline void t_pin_one_cpu(cpu_set_t *all)
     CPU_ZERO(&one);
     CPU_SET(0, &one);
     assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+}
+
+/* A python3 test on one CPU: skipped without python3, else pinned as
+ * t_pin_one_cpu; its script starts with T_PY_CPUS, which prints how many
+ * CPUs python3 sees (1). */
+#define T_PY_CPUS "import os\nprint(len(os.sched_getaffinity(0)))\n"
+static inline void t_python3_on_one_cpu(cpu_set_t *all)
+{
+    if (access("/usr/bin/python3", X_OK) != 0)
+        skip();
+    t_pin_one_cpu(all);
 }
 
 /* "KEY ADDRESS" in a program's output -> ADDRESS. */
