@@ -17,7 +17,7 @@
  *   Groups go out in the order of their first calls; the reader puts the
  *   calls back in index order holding back at most a chunk
  *   (postproc/read/reorder.c). A backtrace's frames are most of a full
- *   trace's bytes, and a chunk holds ~10,900 events from a few hundred
+ *   trace's bytes, and a chunk holds ~5,460 events from a few hundred
  *   sites on the programs measured (docs/benchmarks.md).
  * - Every group still open goes out before a text entry: a map line must
  *   precede the calls that use it, and one that replaces a range must not

@@ -209,7 +209,7 @@ struct at_event {
  * (AT_REC_TEXT | length << AT_REC_INDEX_SHIFT) and the text, padded to
  * 8 bytes.
  */
-#define AT_CHUNK_BYTES (1u << 19)   /* a buffer: one chunk */
+#define AT_CHUNK_BYTES (1u << 18)   /* a buffer: one chunk (writer.c: why 256 KiB) */
 #define AT_TEXT_PIECE  (1u << 20)   /* text a write (a zstd frame) holds at most */
 enum { AT_REC_CALL = 1, AT_REC_TEXT = 2 };
 #define AT_REC_RELEASE_SHIFT 2

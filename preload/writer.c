@@ -23,7 +23,7 @@
  * faster with two threads, because what costs is moving the record
  * between cores, not the lock; docs/benchmarks.md.)
  *
- * NBUF buffers of 512 KiB are used in turn so that the writing of full
+ * NBUF buffers of 256 KiB are used in turn so that the writing of full
  * ones overlaps with filling the next: a thread that finds the current
  * buffer full takes wr_lock while still holding ev_lock (so writes
  * happen in buffer order, and the buffer it moves on to is no longer in
@@ -149,7 +149,7 @@ static void write_buffer(int b, size_t n)
  * In full mode a full buffer is handed to a thread of the tracer's own,
  * which turns it into text (chunk.c), compresses that into zstd frames
  * of at most 1 MiB (outfd.c, zframe.c) and writes them, while the
- * program's threads fill the next buffer: formatting a chunk of ~10,900
+ * program's threads fill the next buffer: formatting a chunk of ~5,460
  * records and compressing its text costs a ms or two and a write(2) to
  * disk about as much, which no allocation should wait for. (Leaks mode
  * writes at exit only and has no thread.) The hand-off is a queue under
@@ -166,9 +166,12 @@ static void write_buffer(int b, size_t n)
  * down to the writer's pace rather than the trace growing without bound.
  * Every 100 ms the writer thread also hands itself the current buffer
  * when it holds anything, so a SIGKILL loses at most the records of the
- * last 100 ms or the last 512 KiB of records (~10,900 events), plus the
+ * last 100 ms or the last 256 KiB of records (~5,460 events), plus the
  * chunks queued or being written at that moment when the writer is
- * behind: 2 MiB of records at most, as with two buffers of 1 MiB.
+ * behind: 1 MiB of records at most, all NBUF buffers, which is issue
+ * 13's bound. (With 512 KiB buffers a starved writer could leave 2 MiB
+ * unwritten; 256 KiB made the default trace 1-9% larger and cost no
+ * measurable time on bench/tracer: docs/benchmarks.md.)
  *
  * The thread is started by the constructor (no lock of the program is
  * held there; a thread cannot be created from a preinit allocation), and
