@@ -655,6 +655,31 @@ static void test_sigkill_leaves_whole_records(void **state)
     h_cleanup();
 }
 
+/* Issue 13's crash bound: a SIGKILL loses at most 1 MiB of records (48
+ * bytes each), whatever the writer thread is doing. The program starves
+ * the writer (one CPU, nice 19), so the writer runs only while the
+ * program waits for a free buffer, and at the kill every buffer is full
+ * and unwritten: the case the bound is about. Each round is a malloc and
+ * a free, so at most 1 MiB / 48 / 2 rounds may be missing. (With four
+ * buffers of 512 KiB this failed: twice as much was lost.) */
+static void test_sigkill_with_the_writer_starved_loses_at_most_1_mib_of_records(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *args[] = { "build/tests/programs/tracer_process", "sigkill-starved", NULL };
+    h_result r = run_in(dir, args, NULL);
+    assert_int_equal(r.status, 128 + 9);
+    assert_non_null(strstr(r.out, "starved "));
+    char *path = h_fmt("%s/trace.txt", dir);
+    struct t_trace t = t_load(path);
+    size_t most_lost = (1u << 20) / 48 / 2 + 1;
+    assert_true(count_allocs(&t, 64) + most_lost >= 50000);
+    t_free(&t);
+    free(path);
+    h_result_free(&r);
+    h_cleanup();
+}
+
 /* The writer thread writes what a full-mode trace holds within 100 ms,
  * so a program SIGKILLed after 400 ms of quiet loses none of it, though
  * it is far from a full MiB. */
@@ -812,6 +837,7 @@ int main(void)
         cmocka_unit_test(test__exit_writes_everything),
         cmocka_unit_test(test_abort_leaves_a_readable_trace),
         cmocka_unit_test(test_sigkill_leaves_whole_records),
+        cmocka_unit_test(test_sigkill_with_the_writer_starved_loses_at_most_1_mib_of_records),
         cmocka_unit_test(test_program_closing_all_descriptors),
         cmocka_unit_test(test_leaks_mode_writes_exactly_the_unfreed_blocks),
         cmocka_unit_test(test_leaks_mode_over_an_allocator_with_8_byte_steps),

@@ -13,6 +13,10 @@
  *               children that allocate 888 and _exit; prints "forks 50"
  *   sigkill     allocates 50000 blocks of 64 bytes (several MiB of trace),
  *               then SIGKILLs itself
+ *   sigkill-starved  pins itself to CPU 0 with the tracer's writer thread
+ *               (alloctrace-wr) at nice 19, prints "starved TID", then as
+ *               sigkill: the writer gets the CPU only when the program
+ *               waits for a buffer, so every buffer is full at the kill
  *   sigkill-idle  allocates and frees 1000 blocks of 64 bytes (far less
  *               than a MiB of trace), sleeps 400 ms, then SIGKILLs itself
  *   interleave  30000 allocations of 100, 101, ... bytes from three call
@@ -25,7 +29,9 @@
  *               of 32 bytes, opens a file into the freed number (the
  *               tracer must not write into it), allocates 444
  */
+#include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +40,35 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Every thread of the process on CPU 0, the tracer's writer thread at the
+ * lowest priority a process may give its own threads. */
+static void starve_writer(void)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        pid_t tid = atoi(e->d_name);
+        sched_setaffinity(tid, sizeof one, &one);
+        char path[64], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%d/comm", (int)tid);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (!fgets(name, sizeof name, f))
+                name[0] = 0;
+            fclose(f);
+        }
+        if (strncmp(name, "alloctrace-wr", 13) == 0 && setpriority(PRIO_PROCESS, tid, 19) == 0)
+            printf("starved %d\n", (int)tid);
+    }
+    if (d)
+        closedir(d);
+    fflush(stdout);
+}
 
 static void *exit_thread(void *arg)
 {
@@ -199,7 +234,9 @@ int main(int argc, char **argv)
         free(b);
         return 0;
     }
-    if (strcmp(mode, "sigkill") == 0) {
+    if (strcmp(mode, "sigkill-starved") == 0)
+        starve_writer();
+    if (strcmp(mode, "sigkill") == 0 || strcmp(mode, "sigkill-starved") == 0) {
         for (int i = 0; i < 50000; i++) {
             void *volatile p = malloc(64);
             free(p);
