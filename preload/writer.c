@@ -203,6 +203,17 @@ static int next_buf(int b)
     return (b + 1) % NBUF;
 }
 
+/* wr_lock held (or every lock kept, from a signal): the oldest chunk
+ * handed off, taken off the queue; *n gets its length. */
+static int dequeue(size_t *n)
+{
+    int b = q_first;
+    *n = q_len[b];
+    q_first = next_buf(b);
+    q_count--;
+    return b;
+}
+
 /* wr_lock held: the writer thread's chunk in progress is written. */
 static void wait_inflight(void)
 {
@@ -215,10 +226,9 @@ static void drain_pending(void)
 {
     wait_inflight();
     while (q_count) {
-        int b = q_first;
-        write_buffer(b, q_len[b]);
-        q_first = next_buf(b);
-        q_count--;
+        size_t n;
+        int b = dequeue(&n);
+        write_buffer(b, n);
     }
     pthread_cond_broadcast(&done_cv);
 }
@@ -280,10 +290,8 @@ static void *writer_main(void *arg)
         while (!q_count && pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
             ;
         if (q_count) {
-            int b = q_first;
-            size_t n = q_len[b];
-            q_first = next_buf(b);
-            q_count--;
+            size_t n;
+            int b = dequeue(&n);
             __atomic_store_n(&inflight, b + 1, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&wr_lock);
             write_buffer(b, n);
@@ -713,10 +721,10 @@ void at_writer_emergency_flush(void)
     uint64_t until = mono_us() + 1000000;
     while (__atomic_load_n(&inflight, __ATOMIC_ACQUIRE) && mono_us() < until)
         __builtin_ia32_pause();
-    for (; q_count; q_count--) {   /* handed off, not written: before the current one */
-        int b = q_first;
-        q_first = next_buf(b);
-        chunk_out(fmt_signal, bufs[b], q_len[b]);
+    while (q_count) {   /* handed off, not written: before the current one */
+        size_t len;
+        int b = dequeue(&len);
+        chunk_out(fmt_signal, bufs[b], len);
     }
     size_t n = __atomic_load_n(&buf_len, __ATOMIC_ACQUIRE);
     chunk_out(fmt_signal, bufs[cur], n);
