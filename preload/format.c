@@ -134,6 +134,18 @@ static char *put_hms(char *p, unsigned h, unsigned m, unsigned sec)
 
 /* ---- records ------------------------------------------------------------ */
 
+/* A frame list, "\t0x..." a line, and the blank line that ends it. */
+static char *put_frames(char *p, void *const *frames, int n)
+{
+    for (int i = 0; i < n; i++) {
+        p = PUTS(p, "\t0x");
+        p = put_hex16(p, (uintptr_t)frames[i]);
+        *p++ = '\n';
+    }
+    *p++ = '\n';
+    return p;
+}
+
 /* "[HH:MM:SS.uuuuuu] " of a local time of day in microseconds. The
  * "[HH:MM:SS." of the second before is kept in `tc` (when given): the
  * writer thread's calls come thousands to a second, and the divisions
@@ -187,13 +199,7 @@ size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *
         p += at_fmt_dec(p, e->alignment);
         *p++ = '\n';
     }
-    for (int i = 0; i < e->nframes; i++) {
-        p = PUTS(p, "\t0x");
-        p = put_hex16(p, (uintptr_t)e->frames[i]);
-        *p++ = '\n';
-    }
-    *p++ = '\n';
-    return (size_t)(p - buf);
+    return (size_t)(put_frames(p, (void *const *)e->frames, e->nframes) - buf);
 }
 
 size_t at_format_body(char *buf, const struct at_event *e)
@@ -208,13 +214,7 @@ char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count, 
     p = PUTS(p, " block(s) with total size ");
     p += at_fmt_dec(p, bytes);
     *p++ = '\n';
-    for (int i = 0; i < n; i++) {
-        p = PUTS(p, "\t0x");
-        p = put_hex16(p, (uintptr_t)frames[i]);
-        *p++ = '\n';
-    }
-    *p++ = '\n';
-    return p;
+    return put_frames(p, frames, n);
 }
 
 /* ---- the header ----------------------------------------------------------- */
