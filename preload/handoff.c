@@ -384,6 +384,17 @@ static void end_consume(void)
     __atomic_store_n(&consumer, 0, __ATOMIC_RELEASE);
 }
 
+/* One pass on this thread, unless another thread (or this one, below in
+ * its stack) is applying records; 1 when it took one. */
+static int pass_here(void)
+{
+    if (holds_consumer || !try_consume())
+        return 0;
+    pass(0);
+    end_consume();
+    return 1;
+}
+
 static void pause_briefly(int round)
 {
     if (round < 64) {
@@ -543,11 +554,8 @@ static __attribute__((noinline)) int wait_room(struct ring *r, uint64_t need)
          * busy, or one CPU) took milliseconds each time. */
         if (__atomic_load_n(&keeper, __ATOMIC_RELAXED) == KEEPER_RUNS)
             wake_keeper();
-        if (!__atomic_load_n(&stop_req, __ATOMIC_RELAXED) && !holds_consumer && try_consume()) {
-            pass(0);
-            end_consume();
+        if (!__atomic_load_n(&stop_req, __ATOMIC_RELAXED) && pass_here())
             continue;
-        }
         pause_briefly(round);
     }
 }
@@ -580,9 +588,8 @@ static __attribute__((noinline)) void after_wake_mark(struct ring *r)
                                         __ATOMIC_RELAXED) &&
             start_keeper() == 0)
             __atomic_store_n(&keeper, KEEPER_RUNS, __ATOMIC_RELEASE);
-    } else if (!holds_consumer && try_consume()) {   /* no keeper: apply here */
-        pass(0);
-        end_consume();
+    } else {
+        pass_here();   /* no keeper: apply here */
     }
 }
 
