@@ -1,5 +1,9 @@
 # preload/preload.mk: liballoctrace.so.
 #
+# preload/ groups its files by concern (hook/, unwind/, write/, leaks/,
+# process/; docs/layout.md); every file includes tracer.h by its bare
+# name, from preload/ on the include path.
+#
 # -fvisibility=hidden plus a version script: only the interposed functions
 # and the at_* API are exported. libunwind is not linked (unwind.c loads it
 # with dlopen RTLD_LOCAL so it never enters the global symbol scope); only
@@ -8,11 +12,11 @@
 # compiler cannot turn our own code into calls of the hooks.
 PRODUCTS += preload/liballoctrace.so
 
-PRELOAD_SRCS := $(sort $(wildcard preload/*.c))
+PRELOAD_SRCS := $(sort $(wildcard preload/*.c preload/*/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 PRELOAD_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -ftls-model=initial-exec \
                  -fno-builtin-malloc -fno-builtin-calloc -fno-builtin-realloc -fno-builtin-free \
-                 $(call pc_cflags,libunwind)
+                 -Ipreload $(call pc_cflags,libunwind)
 
 $(B)/preload/%.o: preload/%.c preload/tracer.h include/alloctrace/format.h
 	@mkdir -p $(@D)

@@ -1,4 +1,4 @@
-# Leak kinds at exit (preload/reach.c): the reach_* programs, compared per
+# Leak kinds at exit (preload/leaks/reach.c): the reach_* programs, compared per
 # kind with valgrind where it is installed. -O0 -g: every allocation and
 # pointer stays where the source puts it.
 RCH := $(B)/tests/programs

@@ -59,36 +59,36 @@ $(TRACER_PROG_DIR)/tracer_cxx: tests/programs/tracer_cxx.cpp
 $(patsubst tests/integration/%.c,$(B)/tests/integration/%,$(wildcard tests/integration/test_tracer*.c)): \
     tests/integration/test_tracer_trace.h
 
-# The tracer's text (preload/format.c) tested alone, under ASan and UBSan.
+# The tracer's text (preload/write/format.c) tested alone, under ASan and UBSan.
 TESTS += $(B)/tests/unit/test_tracer_format
-$(B)/tests/unit/test_tracer_format: tests/unit/test_tracer_format.c preload/format.c \
+$(B)/tests/unit/test_tracer_format: tests/unit/test_tracer_format.c preload/write/format.c \
                                     preload/tracer.h include/alloctrace/format.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
-	    tests/unit/test_tracer_format.c preload/format.c $(CMOCKA_LIBS) -o $@
+	    tests/unit/test_tracer_format.c preload/write/format.c $(CMOCKA_LIBS) -o $@
 
-# A buffer's records into the compressed form (preload/chunk.c) alone.
+# A buffer's records into the compressed form (preload/write/chunk.c) alone.
 TESTS += $(B)/tests/unit/test_tracer_chunk
-$(B)/tests/unit/test_tracer_chunk: tests/unit/test_tracer_chunk.c preload/chunk.c preload/format.c \
+$(B)/tests/unit/test_tracer_chunk: tests/unit/test_tracer_chunk.c preload/write/chunk.c preload/write/format.c \
                                    preload/tracer.h include/alloctrace/format.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
-	    tests/unit/test_tracer_chunk.c preload/chunk.c preload/format.c $(CMOCKA_LIBS) -o $@
+	    tests/unit/test_tracer_chunk.c preload/write/chunk.c preload/write/format.c $(CMOCKA_LIBS) -o $@
 
 # Leaks mode's records through the rings and the keeper's rules
-# (preload/handoff.c) alone, over a live set of the test's own.
+# (preload/hook/handoff.c) alone, over a live set of the test's own.
 TESTS += $(B)/tests/unit/test_tracer_handoff
-$(B)/tests/unit/test_tracer_handoff: tests/unit/test_tracer_handoff.c preload/handoff.c \
-                                     preload/thread.c preload/tracer.h include/alloctrace/format.h
+$(B)/tests/unit/test_tracer_handoff: tests/unit/test_tracer_handoff.c preload/hook/handoff.c \
+                                     preload/process/thread.c preload/tracer.h include/alloctrace/format.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
-	    tests/unit/test_tracer_handoff.c preload/handoff.c preload/thread.c $(CMOCKA_LIBS) \
+	    tests/unit/test_tracer_handoff.c preload/hook/handoff.c preload/process/thread.c $(CMOCKA_LIBS) \
 	    -pthread -o $@
 
-# The tracer's reading of the time zone (preload/tzoffset.c) against glibc.
+# The tracer's reading of the time zone (preload/write/tzoffset.c) against glibc.
 TESTS += $(B)/tests/unit/test_tracer_tzoffset
-$(B)/tests/unit/test_tracer_tzoffset: tests/unit/test_tracer_tzoffset.c preload/tzoffset.c \
+$(B)/tests/unit/test_tracer_tzoffset: tests/unit/test_tracer_tzoffset.c preload/write/tzoffset.c \
                                       preload/tracer.h
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(SAN_FLAGS) $(CMOCKA_CFLAGS) -Ipreload \
-	    tests/unit/test_tracer_tzoffset.c preload/tzoffset.c $(CMOCKA_LIBS) -o $@
+	    tests/unit/test_tracer_tzoffset.c preload/write/tzoffset.c $(CMOCKA_LIBS) -o $@

@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_reach.c: memcheck's leak kinds at exit, end to
- * end: the tracer's scan (preload/reach.c) on the reach_* programs, the
+ * end: the tracer's scan (preload/leaks/reach.c) on the reach_* programs, the
  * kind lines in the trace and through the post-processor, the gate's
  * default kinds, --leak-kinds and LEAK SUMMARY. Where valgrind is
  * installed, the bytes and blocks of every kind are compared with its own

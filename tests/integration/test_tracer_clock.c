@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_tracer_clock.c: record times and leaks mode's
- * order (preload/clock.c). tests/programs/tracer_clock has two threads
+ * order (preload/write/clock.c). tests/programs/tracer_clock has two threads
  * take turns allocating for over a second and brackets each allocation
  * with the time of day it read before and after; every record's time must
  * lie in that bracket (with 2 ms for the TSC's conversion and the

@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_tracer_keeper.c: leaks mode with its records
- * applied on the keeper thread (ALLOCTRACE_KEEPER=1, preload/handoff.c):
+ * applied on the keeper thread (ALLOCTRACE_KEEPER=1, preload/hook/handoff.c):
  * blocks freed by another thread and given out again, fork while threads
  * allocate, a signal while records are still in the rings, the leak
  * kinds of blocks whose addresses are in the rings, one CPU. Each

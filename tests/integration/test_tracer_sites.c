@@ -1,6 +1,6 @@
 /*
  * tests/integration/test_tracer_sites.c: leaks mode's interned call sites
- * (preload/sites.c) and the per-thread caches before them. The program
+ * (preload/hook/sites.c) and the per-thread caches before them. The program
  * tests/programs/tracer_sites allocates from 2^N sites whose stacks differ
  * only in the middle (left() or right() at each of N levels), three times
  * each, the sites interleaved: as many sites as a cache has entries or

@@ -1,6 +1,6 @@
 /*
  * tests/programs/tracer_keeper.c: leaks mode's records handed to the
- * keeper thread (preload/handoff.c) where the order of rings matters.
+ * keeper thread (preload/hook/handoff.c) where the order of rings matters.
  *
  *   reuse    thread A allocates blocks of 2000-2060 bytes (past glibc's
  *            tcache, so a release by another thread puts them back in A's

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_tracer_chunk.c: a buffer's stream of binary records and
- * text entries into the compressed form (preload/chunk.c), alone: calls of
+ * text entries into the compressed form (preload/write/chunk.c), alone: calls of
  * one backtrace listed together in the order of their first calls, every
  * group closed before a text entry, arguments and contexts on the call
  * lines, a long group split under ~3 KiB, pieces of whole units.

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_tracer_format.c: the tracer's text (preload/format.c),
+ * tests/unit/test_tracer_format.c: the tracer's text (preload/write/format.c),
  * alone: every hex length against printf, record bodies byte for byte,
  * a header whose process name does not fit, and where a cut may fall.
  */

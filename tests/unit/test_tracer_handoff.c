@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_tracer_handoff.c: leaks mode's records applied off the
- * program's threads (preload/handoff.c), alone, over a live set of the
+ * program's threads (preload/hook/handoff.c), alone, over a live set of the
  * test's own (the at_live_* functions below).
  *
  * The rules: whatever order the keeper drains the rings in, the blocks

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_tracer_tzoffset.c: the tracer's own reading of the time
- * zone (preload/tzoffset.c) against glibc's localtime_r, every 3 days and
+ * zone (preload/write/tzoffset.c) against glibc's localtime_r, every 3 days and
  * an hour from 1970 to 2046 (so past the last transition of the zone
  * files, where their POSIX footer rules), for TZ unset, empty, zone
  * names, absolute paths, POSIX strings with and without rules, both

@@ -1,5 +1,5 @@
 /*
- * preload/writer.c: the shared output buffer, which puts the records of
+ * preload/write/writer.c: the shared output buffer, which puts the records of
  * every thread into index order, and the writer thread of full mode
  * (chunk.c makes the text, outfd.c keeps the descriptor).
  *

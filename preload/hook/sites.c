@@ -1,5 +1,5 @@
 /*
- * preload/sites.c: leaks mode's interned call sites. Everything a block
+ * preload/hook/sites.c: leaks mode's interned call sites. Everything a block
  * shares with the other calls from the same place - frames, function,
  * contexts, alignment - is kept once, in a `struct at_stack`, and a live
  * block points to it: a test suite allocates from few call sites many

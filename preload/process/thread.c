@@ -1,5 +1,5 @@
 /*
- * preload/thread.c: the tracer's own threads (full mode's writer,
+ * preload/process/thread.c: the tracer's own threads (full mode's writer,
  * leaks mode's keeper), started one way. Detached (nothing joins them:
  * they end with the process), with a small stack, every signal blocked
  * (the program's handlers never run on them, and a signal that ends the

@@ -1,5 +1,5 @@
 /*
- * preload/tzoffset.c: the local time's offset from UTC, found without
+ * preload/write/tzoffset.c: the local time's offset from UTC, found without
  * glibc's time-zone code.
  *
  * The header's timestamp and the records' times are local. localtime_r

@@ -1,5 +1,5 @@
 /*
- * preload/format.c: the text the tracer writes - record bodies, the header
+ * preload/write/format.c: the text the tracer writes - record bodies, the header
  * and the numbers in them - formatted without printf, which is slow and
  * may allocate. Nothing here locks or keeps state; writer.c decides where
  * the text goes.

@@ -1,5 +1,5 @@
 /*
- * preload/unwind_locks.c: libunwind's locks across fork, and its signal
+ * preload/unwind/unwind_locks.c: libunwind's locks across fork, and its signal
  * blocking left out of the tracer's own unwinding.
  *
  * Debian's libunwind 1.6 has no thread-local storage configured, so

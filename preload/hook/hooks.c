@@ -1,5 +1,5 @@
 /*
- * preload/hooks.c: the interposed malloc family.
+ * preload/hook/hooks.c: the interposed malloc family.
  *
  * Each hook calls the real allocator (found with dlsym(RTLD_NEXT)) and,
  * when tracing is on and this thread is not already inside the tracer,

@@ -1,5 +1,5 @@
 /*
- * preload/outfd.c: the trace's descriptor, kept out of the program's way.
+ * preload/write/outfd.c: the trace's descriptor, kept out of the program's way.
  *
  * The tracer holds one descriptor, the trace file, and no other (libunwind
  * has none either: unwind_probe.c). Decisions:

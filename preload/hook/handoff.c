@@ -1,5 +1,5 @@
 /*
- * preload/handoff.c: leaks mode's bookkeeping off the program's threads.
+ * preload/hook/handoff.c: leaks mode's bookkeeping off the program's threads.
  *
  * Per event leaks mode used to intern the call site (sites.c) and keep
  * or drop the block (live.c, shadow.c) on the thread that allocated:

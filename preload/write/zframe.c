@@ -1,5 +1,5 @@
 /*
- * preload/zframe.c: the trace's bytes as independent zstd frames.
+ * preload/write/zframe.c: the trace's bytes as independent zstd frames.
  *
  * Decisions:
  * - One frame per write (a chunk of whole records, at most 1 MiB of

@@ -1,5 +1,5 @@
 /*
- * preload/live.c: leaks mode's live blocks, kept in memory from their
+ * preload/hook/live.c: leaks mode's live blocks, kept in memory from their
  * allocation to their release; at exit leakreport.c collects the ones
  * still alive (at_live_collect) and writes them. This file only keeps
  * blocks: it calls nothing above it (no writer, no scan).

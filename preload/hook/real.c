@@ -1,5 +1,5 @@
 /*
- * preload/real.c: the bottom layer of the tracer: the real allocator
+ * preload/hook/real.c: the bottom layer of the tracer: the real allocator
  * (found with dlsym(RTLD_NEXT)) and the tracing state every file reads
  * (on/off, this thread's guard, its context bits).
  *

@@ -1,5 +1,5 @@
 /*
- * preload/maps.c: loaded ELF objects -> map lines and build-id comments.
+ * preload/write/maps.c: loaded ELF objects -> map lines and build-id comments.
  *
  * START is the object's load base (dlpi_addr for a PIE or shared object;
  * the lowest PT_LOAD address for a non-PIE executable, which is loaded at

@@ -1,5 +1,5 @@
 /*
- * preload/unwind.c: backtraces with libunwind's local unwinder.
+ * preload/unwind/unwind.c: backtraces with libunwind's local unwinder.
  *
  * libunwind is loaded with dlopen(RTLD_LOCAL) rather than linked: the
  * Debian libunwind.so.8 exports _Unwind_* and a weak backtrace(), and as a

@@ -1,5 +1,5 @@
 /*
- * preload/lifecycle.c: start-up, fork, exec, exit, quick_exit, and writing
+ * preload/process/lifecycle.c: start-up, fork, exec, exit, quick_exit, and writing
  * the trace when a signal ends the process.
  *
  * - Start-up runs at the first intercepted allocation, or in the

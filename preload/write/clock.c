@@ -1,5 +1,5 @@
 /*
- * preload/clock.c: the time of records, and leaks mode's order of
+ * preload/write/clock.c: the time of records, and leaks mode's order of
  * allocations.
  *
  * A vDSO clock_gettime costs 11-38 ns an event; reading the TSC ~12 ns

@@ -1,5 +1,5 @@
 /*
- * preload/unwind_probe.c: libunwind checks memory without a descriptor.
+ * preload/unwind/unwind_probe.c: libunwind checks memory without a descriptor.
  *
  * libunwind 1.6 (built with its default conservative checks) validates
  * every stack word it reads through a private pipe: pipe2() on its first

@@ -1,5 +1,5 @@
 /*
- * preload/unwind_cache.c: libunwind's per-thread trace caches, recycled.
+ * preload/unwind/unwind_cache.c: libunwind's per-thread trace caches, recycled.
  *
  * unw_backtrace's fast path keeps a cache per thread: on a thread's first
  * call libunwind maps 256 KiB, writes all of it (64 page faults, each

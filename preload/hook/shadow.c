@@ -1,5 +1,5 @@
 /*
- * preload/shadow.c: leaks mode's store of live blocks, at a place computed
+ * preload/hook/shadow.c: leaks mode's store of live blocks, at a place computed
  * from each block's address.
  *
  * Why not a hash table (live.c keeps one, for what does not fit here): a

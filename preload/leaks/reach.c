@@ -1,5 +1,5 @@
 /*
- * preload/reach.c: leaks mode, at exit: which live blocks the program can
+ * preload/leaks/reach.c: leaks mode, at exit: which live blocks the program can
  * still reach, in memcheck's four kinds (valgrind manual, "Looking for
  * Memory Leaks"):
  *   still reachable   a pointer to its start (or one a heuristic below

@@ -1,5 +1,5 @@
 /*
- * preload/context.c: the exported at_* API that include/alloctrace.h looks
+ * preload/process/context.c: the exported at_* API that include/alloctrace.h looks
  * up at run time: named contexts and switching tracing on and off.
  *
  * Contexts are per thread: a call's @CTX is the OR of the contexts its own

@@ -1,5 +1,5 @@
 /*
- * preload/signals.c: the signals that end the process.
+ * preload/process/signals.c: the signals that end the process.
  *
  * A process ended by a signal's default action runs no exit handler and no
  * destructor, so without help a leaks-mode trace would be empty and a full

@@ -1,5 +1,5 @@
 /*
- * preload/leakreport.c: leaks mode's report at exit. It sits above the
+ * preload/leaks/leakreport.c: leaks mode's report at exit. It sits above the
  * live blocks (live.c), the scan (reach.c) and the writer, and is called
  * by lifecycle.c only: it collects the blocks still alive, classifies
  * them (reach.c), sorts them into the order of their allocations and

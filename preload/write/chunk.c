@@ -1,5 +1,5 @@
 /*
- * preload/chunk.c: a chunk of the shared buffer - binary records and
+ * preload/write/chunk.c: a chunk of the shared buffer - binary records and
  * tagged text - turned into the protocol's text, off the program's
  * threads (writer.c calls it on its writer thread, at flushes, and from
  * a signal handler).
