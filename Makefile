@@ -54,6 +54,8 @@ INTEGRATION_TESTS := # tests/integration/NAME.c: cmocka, linked with tests/harne
                      # they run the real tracer and post-processor programs
 FUZZ_TARGETS :=      # tests/fuzz/NAME.c (LLVMFuzzerTestOneInput); corpus in tests/fuzz/NAME/
 TEST_DEPS :=         # what integration tests need built first (test programs)
+LAUNCHER_HELPERS :=  # launcher/NAME.c -> build/launcher/NAME: small C programs the sh
+                     # launcher calls for what sh does badly; installed in lib/alloctrace
 
 .PHONY: all check demo install uninstall fuzz bench clean deps help
 # Objects and test programs are never removed as intermediates.
@@ -61,7 +63,7 @@ TEST_DEPS :=         # what integration tests need built first (test programs)
 all:
 
 include $(sort $(wildcard preload/*.mk postproc/*.mk postproc/*/*.mk tests/*.mk examples/*.mk \
-                          bench/*.mk scripts/*.mk))
+                          bench/*.mk scripts/*.mk launcher/*.mk))
 
 # ---- post-processor ------------------------------------------------------
 # postproc/ and each of its stage folders are on the include path, so a
@@ -90,6 +92,15 @@ PRODUCTS += postproc/alloctrace-postproc
 postproc/alloctrace-postproc: $(B)/postproc/main.o $(PP_OBJS)
 	$(CC) $(CFLAGS) $^ $(PP_LIBS) -o $@
 endif
+
+# ---- the launcher's C helpers ---------------------------------------------
+# scripts/alloctrace finds them as it finds the library: next to it in the
+# build tree (../build/launcher/NAME), else installed (../lib/alloctrace/NAME).
+LAUNCHER_BINS := $(LAUNCHER_HELPERS:%=$(B)/launcher/%)
+PRODUCTS += $(LAUNCHER_BINS)
+$(B)/launcher/%: launcher/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $< -o $@
 
 # ---- tests ---------------------------------------------------------------
 CMOCKA_CFLAGS = $(call pc_cflags,cmocka)
@@ -166,6 +177,7 @@ install: all
 	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/docs
 	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
 	install -m 755 preload/liballoctrace.so $(DESTDIR)$(LIBDIR)/
+	$(if $(LAUNCHER_BINS),install -m 755 $(LAUNCHER_BINS) $(DESTDIR)$(LIBDIR)/)
 	install -m 644 include/alloctrace.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(SUPPS) $(DESTDIR)$(DATADIR)/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
@@ -178,6 +190,7 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_BINS))) \
 	      $(DESTDIR)$(LIBDIR)/liballoctrace.so $(DESTDIR)$(INCDIR)/alloctrace.h \
+	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(LAUNCHER_HELPERS)) \
 	      $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(SUPPS))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
