@@ -58,6 +58,8 @@ struct at_config {
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
     int compress;           /* zstd frames (zframe.c); -1 until read */
+    int control;            /* the control socket and thread (control.c) */
+    int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -258,6 +260,11 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+/* A snapshot's clone child: the writer starts over on a file of its own
+ * (snapshot.c); -1 with one line on stderr. */
+int at_writer_open_snapshot(const char *path, pid_t pid) AT_HIDDEN;
+/* The trace's path as configured for this process. */
+const char *at_writer_path(void) AT_HIDDEN;
 /* From the constructor: starts the thread that compresses and writes
  * (full mode; writer.c). */
 void at_writer_start_thread(void) AT_HIDDEN;
@@ -286,6 +293,15 @@ void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
+/* The control socket (control.c), kept like the trace's descriptor: moved
+ * to >= 1000, close-on-exec, invisible to the close family. at_outfd_hide
+ * returns its new number (-1: none); at_outfd_hidden its number now (a
+ * dup2 onto it moves it); at_outfd_hidden_close closes it. */
+int at_outfd_hide(int fd) AT_HIDDEN;
+int at_outfd_hidden(void) AT_HIDDEN;
+void at_outfd_hidden_close(void) AT_HIDDEN;
+/* The trace's path (absolute; empty before it is opened). */
+const char *at_outfd_path(void) AT_HIDDEN;
 
 /* ---- clock.c (record times; leaks mode's order) ----------------------- */
 /* Starts the clock with the local UTC offset (writer.c, at the header). */
@@ -525,6 +541,16 @@ extern uintptr_t at_exit_frame AT_HIDDEN;
  * /proc/self/maps, an allocator not glibc's): then every kind is
  * AT_KIND_UNKNOWN. */
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+/* A snapshot of the live process (snapshot.c). at_reach_thread_sps, in
+ * the process, reads the stack pointers of its threads other than the
+ * caller that sit in a system call (/proc/self/task/TID/syscall) into
+ * sp[0..max) and returns how many; *running counts the others. In the
+ * clone child that scans, at_reach_use_threads hands them to the scan in
+ * place of /proc/self/task (the child has one thread); `own_is_tracer`:
+ * the scanning thread's own stack is the tracer's (the control thread's),
+ * not a root. at_exit_sp is 0 there. */
+size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running) AT_HIDDEN;
+void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own_is_tracer) AT_HIDDEN;
 
 /* ---- leakreport.c (leaks mode, at exit: the report) -------------------- */
 /* Appends the live blocks in index order, each after its leak kind line
@@ -536,6 +562,26 @@ void at_leakreport_write(int emergency) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
+
+/* ---- control.c (the control path: @alloctrace.PID, the alloctrace-ct thread) */
+/* From the constructor (and a forked child): opens the socket and starts
+ * the thread, unless ALLOCTRACE_CONTROL=0; one line when it cannot. */
+void at_control_start(void) AT_HIDDEN;
+void at_control_fork_child(void) AT_HIDDEN;
+/* Attach code plugs its detach in here (NULL: "error not attached"): fn
+ * undoes the attach, writes into detail what to answer after "ok " (the
+ * trace's path) or "error " (why), and returns 0 or -1. */
+void at_control_on_detach(int (*fn)(char *detail, size_t cap)) AT_HIDDEN;
+
+/* ---- snapshot.c (a snapshot of the live blocks, now) -------------------- */
+/* Takes snapshot number N (counted per process) labelled `label` (may be
+ * empty): leaks mode writes the live blocks with their leak kinds into a
+ * file of its own (a raw clone child of the process does the work);
+ * full mode marks the point in the trace and writes the trace up to it.
+ * Returns N, with what to answer in detail ("PATH" in leaks mode,
+ * "trace=PATH mark=N" in full mode), or -1 with why. Serialized. */
+int at_snapshot_take(const char *label, char *detail, size_t cap) AT_HIDDEN;
+void at_snapshot_fork_child(void) AT_HIDDEN;
 
 /* ---- signals.c --------------------------------------------------------- */
 /* Catches the signals that end the process while the program leaves them

@@ -94,5 +94,17 @@
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 #define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
+#define AT_ENV_CONTROL     "ALLOCTRACE_CONTROL"      /* 0: no control socket, no control thread (default 1) */
+#define AT_ENV_SNAPSHOT_SIG "ALLOCTRACE_SNAPSHOT_SIGNAL" /* a snapshot on this signal (default none) */
+
+/* The control path (docs/tracer.md, "Talking to a running tracer"): the
+ * abstract Unix datagram socket "@alloctrace.PID" of every traced process. */
+#define AT_CONTROL_NAME    "alloctrace."
+#define AT_CONTROL_MAX     4096   /* a request or an answer, at most */
+
+/* A snapshot (docs/TEXT_FORMAT.md, "Snapshots"): in a full trace the mark
+ * of the moment it was taken, in a snapshot file the line after the
+ * header naming it: "## snapshot: N[ LABEL]". */
+#define AT_SNAPSHOT_PREFIX "## snapshot: "
 
 #endif
