@@ -433,15 +433,22 @@ static void note_thread_sp(struct scan *s, int dfd, const char *tid)
 }
 
 /* A thread's stack is live from its stack pointer up (and the red zone). */
+static void thread_from_exactly(struct scan *s, uintptr_t from)
+{
+    const struct map *m = map_of(s, from);
+    if (!m || !m->root)
+        return;
+    struct map *w = &s->maps[m - s->maps];
+    if (!w->from || from < w->from)
+        w->from = from;
+}
+
 static void thread_from(struct scan *s, uintptr_t sp)
 {
     const struct map *m = map_of(s, sp);
     if (!m || !m->root)
         return;
-    struct map *w = &s->maps[m - s->maps];
-    uintptr_t from = sp - 128 > w->lo ? (sp - 128) & ~(WORD - 1) : w->lo;
-    if (!w->from || from < w->from)
-        w->from = from;
+    thread_from_exactly(s, sp - 128 > m->lo ? (sp - 128) & ~(WORD - 1) : m->lo);
 }
 
 struct dirent64_raw {
@@ -457,11 +464,44 @@ static const uintptr_t *snap_sp;
 static size_t snap_n, snap_running;
 static int snap_own_is_tracer;
 
+/*
+ * A snapshot's thread, stopped in a system call: between its stack
+ * pointer and the program's frames lie the C library's (read, fgets, a
+ * futex wait) and maybe the tracer's (a hook waiting for the snapshot's
+ * locks), whose slots hold stale copies of the program's pointers, as
+ * exit's frames do (see program_stack): a block just leaked passed for
+ * reachable through fgets's frame. So the scan starts at the first word
+ * above the stack pointer that is a return address into code that is
+ * neither the C library's, the loader's nor the tracer's: the slot where
+ * the program's frame begins. Without one within 64 KiB (a thread of the
+ * tracer's own), from the stack pointer as before.
+ */
+static void snap_thread_from(struct scan *s, uintptr_t sp)
+{
+    const struct map *st = map_of(s, sp);
+    if (!st || !st->root) {
+        thread_from(s, sp);
+        return;
+    }
+    uintptr_t end = st->hi - sp > 65536 ? sp + 65536 : st->hi;
+    for (uintptr_t a = sp & ~(WORD - 1); a + WORD <= end; a += WORD) {
+        uintptr_t v = word_at(a);
+        if (v >= at_self_lo && v < at_self_hi)
+            continue;
+        const struct map *m = map_of(s, v);
+        if (m && m->x && m->file && !m->runtime) {
+            thread_from_exactly(s, a);
+            return;
+        }
+    }
+    thread_from(s, sp);
+}
+
 static void thread_stacks(struct scan *s)
 {
     if (snap_sp) {
         for (size_t i = 0; i < snap_n; i++)
-            thread_from(s, snap_sp[i]);
+            snap_thread_from(s, snap_sp[i]);
         s->running += (int)snap_running;
         if (snap_own_is_tracer) {
             volatile uintptr_t here = 0;

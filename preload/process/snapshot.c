@@ -275,6 +275,17 @@ static int snapshot_leaks(unsigned n, const char *label, char *detail, size_t ca
     say(job->label, sizeof job->label, label ? label : "", "", "");
     job->own_is_tracer = own_is_tracer;
 
+    /* A thread seen running has its whole stack scanned, stale frames
+     * too. One that is only passing through (back from the snapshot
+     * signal's handler into its read) sits in a system call again a
+     * moment later: wait up to 10 ms for that, before the pause. */
+    for (int i = 0; i < 10; i++) {
+        at_reach_thread_sps(job->sp, MAX_THREADS - 1, &job->running);
+        if (job->running == 0)
+            break;
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
     hold_locks();
     job->nsp = at_reach_thread_sps(job->sp, MAX_THREADS - 1, &job->running);
     if (!own_is_tracer) {   /* the calling thread is the program's: a root */
