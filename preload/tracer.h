@@ -578,8 +578,9 @@ void at_control_on_detach(int (*fn)(char *detail, size_t cap)) AT_HIDDEN;
  * empty): leaks mode writes the live blocks with their leak kinds into a
  * file of its own (a raw clone child of the process does the work);
  * full mode marks the point in the trace and writes the trace up to it.
- * Returns N, with what to answer in detail ("PATH" in leaks mode,
- * "trace=PATH mark=N" in full mode), or -1 with why. Serialized. */
+ * Returns N, with what to answer in detail ("held_us=N\nPATH" in leaks
+ * mode, "held_us=N\ntrace=PATH mark=N" in full mode: how long the
+ * tracer's locks were held, then the file), or -1 with why. Serialized. */
 int at_snapshot_take(const char *label, char *detail, size_t cap) AT_HIDDEN;
 void at_snapshot_fork_child(void) AT_HIDDEN;
 

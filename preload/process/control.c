@@ -120,8 +120,17 @@ static void verb_snapshot(struct answer *a, const char *label)
 {
     char detail[PATH_MAX + 64];
     int rc = at_snapshot_take(label, detail, sizeof detail);
+    /* Lines of detail first (held_us=N), then "ok PATH" or "error WHY". */
+    char *last = strrchr(detail, '\n');
+    if (last) {
+        *last++ = '\0';
+        put(a, detail);
+        put(a, "\n");
+    } else {
+        last = detail;
+    }
     put(a, rc > 0 ? "ok " : "error ");
-    put(a, detail);
+    put(a, last);
 }
 
 static void verb_detach(struct answer *a)

@@ -123,18 +123,40 @@ static void snapshot_path(char *out, size_t cap, unsigned n)
     *p = '\0';
 }
 
+static uint64_t mono_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* The answer's line of detail "held_us=N": how long the tracer's locks
+ * were held, which is as long as an allocating thread could wait (what
+ * bench/snapshot and the launcher report). Returns its length. */
+static size_t held_line(char *detail, size_t cap, uint64_t us)
+{
+    char *p = detail, *end = detail + cap - 2;
+    p = put(p, end, "held_us=");
+    p = put_num(p, end, us);
+    *p++ = '\n';
+    *p = '\0';
+    return (size_t)(p - detail);
+}
+
 /* ---- full mode: a mark in the trace ----------------------------------- */
 
 static int snapshot_full(unsigned n, const char *label, char *detail, size_t cap)
 {
     char line[LABEL_MAX + 64];
+    uint64_t t0 = mono_us();
     at_append_raw(line, mark_line(line, sizeof line, n, label));
     at_writer_flush();
     const char *t = at_outfd_path()[0] ? at_outfd_path() : at_writer_path();
     char num[24];
     num[at_fmt_dec(num, n)] = '\0';
-    say(detail, cap, "trace=", t, " mark=");
-    size_t l = strlen(detail);
+    size_t l = held_line(detail, cap, mono_us() - t0);
+    say(detail + l, cap - l, "trace=", t, " mark=");
+    l += strlen(detail + l);
     say(detail + l, cap - l, num, "", "");
     return (int)n;
 }
@@ -286,6 +308,7 @@ static int snapshot_leaks(unsigned n, const char *label, char *detail, size_t ca
         struct timespec ms = { 0, 1000000 };
         nanosleep(&ms, NULL);
     }
+    uint64_t t0 = mono_us();
     hold_locks();
     job->nsp = at_reach_thread_sps(job->sp, MAX_THREADS - 1, &job->running);
     if (!own_is_tracer) {   /* the calling thread is the program's: a root */
@@ -297,6 +320,7 @@ static int snapshot_leaks(unsigned n, const char *label, char *detail, size_t ca
         child_main(job);
     int clone_errno = errno;
     release_locks();
+    uint64_t held = mono_us() - t0;
 
     int rc = -1;
     if (c < 0) {
@@ -304,7 +328,8 @@ static int snapshot_leaks(unsigned n, const char *label, char *detail, size_t ca
     } else {
         int st = wait_child((pid_t)c);
         if (st == 0 && put_in_place(job->tmp, path) == 0) {
-            say(detail, cap, path, "", "");
+            size_t l = held_line(detail, cap, held);
+            say(detail + l, cap - l, path, "", "");
             rc = (int)n;
         } else {
             if (st == 0)
