@@ -263,7 +263,8 @@ int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const
  * totals: a block of SNAP2 is the same as one of SNAP1 when its address,
  * size, allocation time and site are (one process, so the same site has
  * the same key); the rest of SNAP2's blocks are new since SNAP1 and still
- * live. Leaks as memcheck's `leak_check full increased` counts them: per
+ * live (times within a millisecond: see snap_hash). Leaks as memcheck's
+ * `leak_check full increased` counts them: per
  * site and lost kind (definite, indirect, possible), the blocks of that
  * kind now that were not of that kind before, "new" in the report. Sites
  * are keyed as above (at_baseline_key), so -r names them.
@@ -433,19 +434,22 @@ bool at_snap_diff_ready(const at_snap_diff *d)
     return d->run[0].mark && d->run[1].mark && d->run[0].leaks && d->run[1].leaks;
 }
 
-/* The same block: address, size, time, site. */
+/* The same block: address, size, site, and the time of its allocation
+ * within a millisecond: leaks mode's times are TSC readings turned into
+ * times with the rate measured when the file is written, so one block's
+ * time may move by a microsecond or two from one snapshot to the next. */
 static uint64_t snap_hash(const snap_block *b)
 {
-    uint64_t h = b->id * 0x9e3779b97f4a7c15ull ^ b->size * 0xc2b2ae3d27d4eb4full ^
-                 (b->has_time ? b->time_us : 0) * 0x165667b19e3779f9ull ^ b->site;
+    uint64_t h = b->id * 0x9e3779b97f4a7c15ull ^ b->size * 0xc2b2ae3d27d4eb4full ^ b->site;
     h ^= h >> 31;
     return h * 0xbf58476d1ce4e5b9ull;
 }
 
 static bool snap_same(const snap_block *a, const snap_block *b)
 {
+    uint64_t dt = a->time_us > b->time_us ? a->time_us - b->time_us : b->time_us - a->time_us;
     return a->id == b->id && a->size == b->size && a->site == b->site &&
-           a->has_time == b->has_time && (!a->has_time || a->time_us == b->time_us);
+           a->has_time == b->has_time && (!a->has_time || dt <= 1000);
 }
 
 static bool lost_kind(uint8_t k)

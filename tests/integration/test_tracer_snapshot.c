@@ -267,7 +267,7 @@ static void test_snapshot_signal_writes_a_leak_check(void **state)
     assert_string_equal(cmd(&p, "leak 555"), "ok");
     assert_int_equal(kill(p.pid, SIGUSR1), 0);
     char *snap = NULL;
-    for (int i = 0; i < 500 && !(snap = snap_file(p.dir, 1)); i++)
+    for (int i = 0; i < 2000 && !(snap = snap_file(p.dir, 1)); i++)
         usleep(10000);
     assert_non_null(snap);
     char *s = h_read_file(snap, NULL);
