@@ -104,10 +104,27 @@ const char *at_argv0(void)
     return argv && argv[0] ? argv[0] : "";
 }
 
-static const char *argv0_base(void)
+/* The program's base name, kept at start-up: a service that rewrites its
+ * argv for ps ("nginx: worker process") would otherwise name its
+ * children's traces after a piece of its title. */
+static char base_name[256];
+
+static void keep_base_name(void)
 {
     const char *a = at_argv0(), *slash = strrchr(a, '/');
-    return slash ? slash + 1 : a;
+    a = slash ? slash + 1 : a;
+    size_t n = strlen(a);
+    if (n >= sizeof base_name)
+        n = sizeof base_name - 1;
+    memcpy(base_name, a, n);
+    base_name[n] = '\0';
+}
+
+static const char *argv0_base(void)
+{
+    if (!base_name[0])
+        keep_base_name();
+    return base_name;
 }
 
 static int parse_bool(const char *name, int *out)
@@ -258,6 +275,7 @@ static void parse_trace_list(void)
 
 int at_config_load(void)
 {
+    keep_base_name();
     parse_trace_list();
     if (parse_output() || parse_dir() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||

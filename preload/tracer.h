@@ -280,8 +280,9 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
- * gets ".N"). Returns -1 with one line on stderr. */
-int at_outfd_create(const char *path, int numbered, int compress) AT_HIDDEN;
+ * gets ".N"); `parent`: the process it was forked from, for the launcher's
+ * list (0: getppid()). Returns -1 with one line on stderr. */
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent) AT_HIDDEN;
 /* Removes the trace if nothing was written to it, and forgets it. */
 void at_outfd_discard(void) AT_HIDDEN;
 /* Appends n bytes (whole records) to the trace; -1 when they could not

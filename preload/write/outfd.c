@@ -145,7 +145,7 @@ static int setup_frames(int compress)
     return 0;
 }
 
-int at_outfd_create(const char *path, int numbered, int compress)
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent)
 {
     if (setup_frames(compress) < 0) {
         at_warn(path, ": cannot map the compression buffer, running untraced: ", strerror(errno));
@@ -188,7 +188,7 @@ int at_outfd_create(const char *path, int numbered, int compress)
         }
     }
     keep(fd);
-    at_tracelist_line("trace", getppid(), out_path);
+    at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
     return 0;
 }
 

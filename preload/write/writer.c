@@ -77,6 +77,7 @@ static char out_path[PATH_MAX];    /* where a forked child's file will be */
 static int open_pending;          /* a forked child has written nothing yet */
 static int precreated;            /* ... and its file, created at fork, is empty */
 static pid_t out_pid;             /* the process the file belongs to */
+static pid_t parent_pid;          /* a forked child's parent (getppid() may be a reaper's) */
 static int64_t gmtoff_us;
 
 /* ---- the output (outfd.c keeps the descriptor) ------------------------- */
@@ -91,7 +92,8 @@ static void write_out(const char *p, size_t n)
     if (open_pending) {
         open_pending = 0;
         /* Created at fork, unless a failed exec removed it since. */
-        if (!precreated && at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0) {
+        if (!precreated &&
+            at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress, parent_pid) < 0) {
             at_state = AT_STATE_OFF;
             return;
         }
@@ -572,7 +574,7 @@ static void write_header(pid_t pid, int child, uint64_t fork_index)
     }
     local_tm(&tm);
     at_append_raw(h, child ? at_format_header_child(h, sizeof h, &tm, at_argv0(), pid,
-                                                    getppid(), fork_index)
+                                                    parent_pid, fork_index)
                            : at_format_header(h, sizeof h, &tm, at_argv0(), pid));
 }
 
@@ -597,6 +599,7 @@ int at_writer_open(pid_t pid, int child)
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
     uint64_t fork_index = counter;   /* a child: the parent's last index */
+    parent_pid = child ? out_pid : 0;
     out_pid = pid;
     buf_len = 0;
     counter = 0;
@@ -607,7 +610,7 @@ int at_writer_open(pid_t pid, int child)
      * execs before it is removed (at_writer_before_exec). */
     open_pending = child;
     precreated = 0;
-    if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0)
+    if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress, parent_pid) < 0)
         return -1;
     precreated = child;
     write_header(pid, child, fork_index);
