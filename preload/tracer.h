@@ -288,7 +288,7 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
  * gets ".N"); `parent`: the process it was forked from, for the launcher's
- * list (0: getppid()). Returns -1 with one line on stderr. */
+ * list (0: getppid(); -1: a snapshot, not listed). Returns -1 with one line on stderr. */
 int at_outfd_create(const char *path, int numbered, int compress, pid_t parent) AT_HIDDEN;
 /* Removes the trace if nothing was written to it, and forgets it. */
 void at_outfd_discard(void) AT_HIDDEN;

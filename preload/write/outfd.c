@@ -188,7 +188,8 @@ int at_outfd_create(const char *path, int numbered, int compress, pid_t parent)
         }
     }
     keep(fd);
-    at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
+    if (parent >= 0)   /* -1: a snapshot, not a trace of the process tree */
+        at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
     return 0;
 }
 

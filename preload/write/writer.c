@@ -628,9 +628,14 @@ int at_writer_open_snapshot(const char *path, pid_t pid)
     records = 0;
     unbuffered = 0;
     open_pending = 0;
-    if (at_outfd_create(path, 0, at_cfg.compress) < 0)
+    if (at_outfd_create(path, 0, at_cfg.compress, -1) < 0)
         return -1;
-    write_header(pid, 1);
+    /* The process's own header (not a child's): the snapshot stands for
+     * the process, and the clock was started by the process already. */
+    char h[PATH_MAX + 512];
+    struct tm tm;
+    local_tm(&tm);
+    at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
     return 0;
 }
 
