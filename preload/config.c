@@ -14,6 +14,16 @@
  * own: a path with %p gets the child's pid, the default name too, and a
  * fixed path gets ".PID" appended.
  *
+ * A relative name is resolved against ALLOCTRACE_DIR, else the working
+ * directory at start-up, once: a daemon's child that does chdir("/")
+ * before its first write, or an exec'd program (with follow-exec, which
+ * gets ALLOCTRACE_DIR from lifecycle.c), still writes where the user ran
+ * the launcher, never into "/".
+ *
+ * ALLOCTRACE_TRACE_LIST (set by the launcher) names a file each process
+ * appends a line to when it creates a trace, execs, or warns
+ * (process/tracelist.c), so the launcher can name every trace of a tree.
+ *
  * The tracer may start before libc has set up environ and
  * program_invocation_name (its first allocation can come from a preinit
  * function of the program): then the environment and argv[0] are read
@@ -26,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tracer.h"
 
@@ -95,10 +106,27 @@ const char *at_argv0(void)
     return argv && argv[0] ? argv[0] : "";
 }
 
-static const char *argv0_base(void)
+/* The program's base name, kept at start-up: a service that rewrites its
+ * argv for ps ("nginx: worker process") would otherwise name its
+ * children's traces after a piece of its title. */
+static char base_name[256];
+
+static void keep_base_name(void)
 {
     const char *a = at_argv0(), *slash = strrchr(a, '/');
-    return slash ? slash + 1 : a;
+    a = slash ? slash + 1 : a;
+    size_t n = strlen(a);
+    if (n >= sizeof base_name)
+        n = sizeof base_name - 1;
+    memcpy(base_name, a, n);
+    base_name[n] = '\0';
+}
+
+static const char *argv0_base(void)
+{
+    if (!base_name[0])
+        keep_base_name();
+    return base_name;
 }
 
 static int parse_bool(const char *name, int *out)
@@ -235,9 +263,35 @@ static int parse_output(void)
     return 0;
 }
 
+/* ALLOCTRACE_DIR (absolute), else the working directory now. */
+static int parse_dir(void)
+{
+    const char *v = at_getenv(AT_ENV_DIR);
+    if (v && *v) {
+        if (v[0] != '/')
+            return bad(AT_ENV_DIR, v, "expected an absolute directory");
+        if (strlen(v) >= sizeof at_cfg.dir)
+            return bad(AT_ENV_DIR, v, "name too long");
+        strcpy(at_cfg.dir, v);
+    } else if (!getcwd(at_cfg.dir, sizeof at_cfg.dir)) {
+        at_cfg.dir[0] = '\0';   /* relative names stay relative */
+    }
+    return 0;
+}
+
+static void parse_trace_list(void)
+{
+    const char *v = at_getenv(AT_ENV_TRACE_LIST);
+    at_cfg.trace_list[0] = '\0';
+    if (v && v[0] == '/' && strlen(v) < sizeof at_cfg.trace_list)
+        strcpy(at_cfg.trace_list, v);
+}
+
 int at_config_load(void)
 {
-    if (parse_output() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
+    keep_base_name();
+    parse_trace_list();
+    if (parse_output() || parse_dir() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
@@ -277,6 +331,11 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
     char *p = out, *end = out + cap - 24;
     char num[24];
     pid_text(num, pid);
+    if (at_cfg.output[0] != '/' && at_cfg.dir[0]) {
+        p = add(p, end, at_cfg.dir);
+        if (p > out && p[-1] != '/')
+            p = add(p, end, "/");
+    }
     if (!at_cfg.output[0]) {
         p = add(p, end, "alloctrace.");
         p = add(p, end, argv0_base());

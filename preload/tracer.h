@@ -60,6 +60,8 @@ struct at_config {
     int compress;           /* zstd frames (zframe.c); -1 until read */
     int control;            /* the control socket and thread (control.c) */
     int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
+    char dir[PATH_MAX];     /* relative trace names are resolved here (ALLOCTRACE_DIR, else the start directory) */
+    char trace_list[PATH_MAX]; /* the launcher's list (ALLOCTRACE_TRACE_LIST), empty: none */
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -247,6 +249,9 @@ int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
 void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
 void at_writer_before_exec(void) AT_HIDDEN;
+/* Leaks mode at exit: a forked child's file is written even if its
+ * report has no leak. */
+void at_writer_keep(void) AT_HIDDEN;
 /* The end of the process: writes what is buffered, then nothing more. */
 void at_writer_seal(void) AT_HIDDEN;
 /* From a handler of a signal that ends the process, async-signal-safe:
@@ -282,8 +287,11 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
- * gets ".N"). Returns -1 with one line on stderr. */
-int at_outfd_create(const char *path, int numbered, int compress) AT_HIDDEN;
+ * gets ".N"); `parent`: the process it was forked from, for the launcher's
+ * list (0: getppid(); -1: a snapshot, not listed). Returns -1 with one line on stderr. */
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent) AT_HIDDEN;
+/* Removes the trace if nothing was written to it, and forgets it. */
+void at_outfd_discard(void) AT_HIDDEN;
 /* Appends n bytes (whole records) to the trace; -1 when they could not
  * all be written: then the trace is cut (see outfd.c) and tracing off. */
 int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
@@ -376,6 +384,10 @@ size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *
 struct tm;
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                         pid_t pid) AT_HIDDEN;
+/* The same for a forked child: ppid and, in full mode, the fork index
+ * (the parent's last index before the fork) after origin. */
+size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
+                              pid_t pid, pid_t ppid, uint64_t fork_index) AT_HIDDEN;
 /* The end of a compressed-form group: "# allocation summary: ...", the
  * frames, the blank line (96 bytes and AT_FRAME_TEXT a frame at most). */
 char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count,
@@ -603,5 +615,10 @@ void at_finish_signal(int sig) AT_HIDDEN;
 /* ---- diag.c ------------------------------------------------------------- */
 /* One line on stderr: "alloctrace: " a b c; async-signal-safe. */
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
+
+/* ---- process/tracelist.c (bottom: the launcher's list) ---------------- */
+/* Appends "WORD PID [PPID] TEXT" to ALLOCTRACE_TRACE_LIST, if set (ppid 0:
+ * left out); async-signal-safe. */
+void at_tracelist_line(const char *word, pid_t ppid, const char *text) AT_HIDDEN;
 
 #endif

@@ -28,6 +28,11 @@
  *   descriptor may lie above the limit).
  * - A forked child closes the parent's descriptor only if it is still the
  *   trace (the program may have dup2'd its own file there by a raw call).
+ *   It creates its own trace at once, in the fork handler (writer.c),
+ *   while it still has the parent's credentials and directory: nginx's
+ *   workers switch to www-data before their first write, where a root-
+ *   owned directory refuses them. A child that execs before writing
+ *   anything removes its empty file (at_outfd_discard).
  * - A write that fails (disk full, quota, I/O error) or would pass the
  *   file size limit (RLIMIT_FSIZE, checked first, so the tracer never
  *   earns the program a SIGXFSZ) ends the trace: the file is truncated
@@ -140,7 +145,7 @@ static int setup_frames(int compress)
     return 0;
 }
 
-int at_outfd_create(const char *path, int numbered, int compress)
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent)
 {
     if (setup_frames(compress) < 0) {
         at_warn(path, ": cannot map the compression buffer, running untraced: ", strerror(errno));
@@ -183,7 +188,32 @@ int at_outfd_create(const char *path, int numbered, int compress)
         }
     }
     keep(fd);
+    if (parent >= 0)   /* -1: a snapshot, not a trace of the process tree */
+        at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
     return 0;
+}
+
+/* A forked child's trace, created at fork with nothing in it yet, removed
+ * because the child execs (or ends) before writing anything: a shell or
+ * make would otherwise leave an empty file per command. Only an empty
+ * file is removed. After a change of credentials the unlink may be
+ * refused; the empty file then stays. */
+void at_outfd_discard(void)
+{
+    if (!out_path[0])
+        return;
+    pthread_mutex_lock(&fd_lock);
+    int fd = atomic_exchange(&out_fd, -1);
+    struct stat st;
+    if (fd >= 0 && is_trace(fd) && fstat(fd, &st) == 0 && st.st_size == 0) {
+        if (unlink(out_path) == 0)
+            at_tracelist_line("gone", 0, out_path);
+    }
+    if (fd >= 0 && is_trace(fd))
+        __close(fd);
+    out_path[0] = '\0';
+    transient = 0;
+    pthread_mutex_unlock(&fd_lock);
 }
 
 /* The kept descriptor, reopened by path if a raw system call took it. */
