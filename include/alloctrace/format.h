@@ -20,6 +20,10 @@
 #define AT_HDR_FILTER    "filter"          /* subset of leaks|compress|resolve */
 #define AT_HDR_DEPTH     "backtrace depth"
 #define AT_HDR_ORIGIN    "origin"
+/* Sampled traces only (ALLOCTRACE_SAMPLE): the sampling interval in
+ * bytes, after the depth. Its calls are a Poisson sample by bytes
+ * (docs/TEXT_FORMAT.md, "Sampled traces"). */
+#define AT_HDR_SAMPLE    "sampling interval"
 #define AT_HDR_FIELD_END ", "
 
 #define AT_FILTER_LEAKS    "leaks"
@@ -94,5 +98,7 @@
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 #define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
+#define AT_ENV_SAMPLE      "ALLOCTRACE_SAMPLE"       /* full mode: sampling interval, bytes (512k, 2M) */
+#define AT_ENV_SAMPLE_SEED "ALLOCTRACE_SAMPLE_SEED"  /* the sampler's random seed (tests) */
 
 #endif

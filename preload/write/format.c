@@ -229,7 +229,7 @@ static char *put_value(char *p, char *end, const char *s)
 
 /* Everything after the process name: pid, filter, depth, origin and the
  * registry line. A name too long for the buffer is cut to leave this. */
-#define HEADER_TAIL_MAX 192
+#define HEADER_TAIL_MAX 224
 
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
 {
@@ -256,6 +256,10 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
         p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_COMPRESS ", ");
     p = PUTS(p, AT_HDR_DEPTH "=");
     p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
+    if (at_cfg.sample) {
+        p = PUTS(p, ", " AT_HDR_SAMPLE "=");
+        p += at_fmt_dec(p, at_cfg.sample);
+    }
     p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");
     p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
     return (size_t)(p - h);
