@@ -554,6 +554,11 @@ static int run_diff(options *o, int out_fd)
         r.which = 1;
         status = run(o, o->input, out_fd);
     }
+    const char *mixed = status == AT_EXIT_OK ? at_an_diff_mixed(r.d) : NULL;
+    if (mixed) {
+        fprintf(stderr, AT_PROGRAM ": --diff %s %s: %s\n", o->diff_old, new_name, mixed);
+        status = AT_EXIT_USAGE;
+    }
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
