@@ -34,7 +34,7 @@ typedef struct exporter {
 int at_format_parse(const char *s, at_format *f)
 {
     static const char *const names[] = { "text",  "callgrind",  "webgrind", "folded", "report",
-                                         "stats", "flamegraph", "html" };
+                                         "stats", "flamegraph", "html",     "pprof" };
     for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
         if (strcmp(s, names[i]) == 0) {
             *f = (at_format)i;
@@ -45,7 +45,8 @@ int at_format_parse(const char *s, at_format *f)
 
 bool at_format_analysed(at_format f)
 {
-    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS || f == AT_FORMAT_HTML;
+    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS || f == AT_FORMAT_HTML ||
+           f == AT_FORMAT_PPROF;
 }
 
 int at_cost_parse(const char *s, at_cost *c)
