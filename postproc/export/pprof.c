@@ -20,7 +20,8 @@
  *     trace's inlined calls at one address (TEXT_FORMAT.md, section 5)
  *     become its lines, the innermost first, as pprof wants them.
  *   - Mappings are the trace's map lines with their build ids, so pprof can
- *     symbolize an unresolved trace itself from the binaries.
+ *     symbolize an unresolved trace itself from the binaries; a mapping
+ *     whose frames have names says so (has_functions), and pprof leaves it.
  *   - The encoding is libprotobuf-c's, from our own pprof.proto (written
  *     from pprof's documented schema); the gzip is zlib's. Both are
  *     well-kept Debian libraries: a hand-written encoder or deflate would
@@ -212,6 +213,12 @@ static uint64_t location(builder *b, const at_frame_info *infos, uint32_t i, uin
         if (name)
             add_line(loc, function(b, name, known(infos[j].file)), infos[j].line);
     }
+    /* A mapping with names needs no symbolizing by pprof. */
+    if (loc->n_line && loc->mapping_id) {
+        Mapping *mp = b->maps[loc->mapping_id - 1];
+        mp->has_functions = mp->has_filenames = mp->has_line_numbers = true;
+        mp->has_inline_frames = true;
+    }
     *sl = (slot){ .hash = hash_num(addr), .num = addr, .id = loc->id, .used = true };
     b->locs.n++;
     return loc->id;
@@ -233,7 +240,7 @@ static uint64_t alloc_location(builder *b, const char *fn)
     return loc->id;
 }
 
-static void add_mappings(builder *b, bool resolved)
+static void add_mappings(builder *b)
 {
     size_t n = at_maps_count(b->t->maps);
     b->maps = at_xcalloc(n ? n : 1, sizeof *b->maps);
@@ -247,8 +254,6 @@ static void add_mappings(builder *b, bool resolved)
         mp->memory_limit = m->end;
         mp->filename = str(b, m->path);
         mp->build_id = str(b, m->build_id);
-        mp->has_functions = mp->has_filenames = mp->has_line_numbers = resolved;
-        mp->has_inline_frames = resolved;
         b->maps[i] = mp;
         b->p.mapping[b->p.n_mapping++] = mp;
     }
@@ -324,7 +329,7 @@ static void build(builder *b, const at_analysis *an)
     }
     if (an->summary.leaks_only)
         comment(b, "a leaks-mode trace: every block is a leak (alloc_* = inuse_*)");
-    add_mappings(b, (b->t->header.filter & AT_F_RESOLVE) != 0);
+    add_mappings(b);
     for (size_t i = 0; i < an->nsites; i++)
         add_sample(b, &an->sites[i], an);
 }
