@@ -17,7 +17,8 @@
  * diag.c writes one-line messages; tzoffset.c finds the local UTC offset;
  * clock.c gives record times and leaks mode's order keys; maps.c turns
  * loaded objects into map lines; live.c keeps the live blocks
- * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
+ * of leaks mode; sample.c picks the calls of a sampled trace
+ * (--sample) and remembers the picked blocks; context.c is the public API; lifecycle.c runs init, fork,
  * exec and exit, and writes the trace when a signal ends the process;
  * signals.c catches those signals; config.c reads the environment.
  */
