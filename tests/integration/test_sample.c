@@ -159,6 +159,52 @@ static void test_only_sampled_blocks_are_released(void **state)
     h_cleanup();
 }
 
+/* Four threads, each its own countdown, one set of picked blocks: every
+ * release finds its allocation, and the total is estimated as well. */
+static void test_threads_share_the_picked_blocks(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *p = prog(), *path = h_fmt("%s/t.txt", dir);
+    const char *argv[] = { p, "threads", "4", NULL };
+    const char *env[] = { "ALLOCTRACE_SAMPLE=64k", SEED, NULL };
+    h_result r = h_trace(path, argv, env);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    h_result s = pp("--format stats", path);
+    assert_int_equal(s.status, 0);
+    assert_int_equal(json_u64(s.out, "unknown_releases"), 0);
+    assert_int_equal(json_u64(s.out, "lost_releases"), 0);
+    /* Each thread: 146,155,096 bytes (the full trace of one run's sites,
+     * its puts aside), less the 4096 of stdout's buffer: 4 x 146,071,000. */
+    uint64_t bytes = json_u64(s.out, "allocated_bytes");
+    printf("4 threads: %llu bytes estimated\n", (unsigned long long)bytes);
+    assert_true(bytes > 0.9 * 4 * 146071000.0 && bytes < 1.1 * 4 * 146071000.0);
+    assert_true(json_u64(s.out, "leaked_bytes") < 2000000);   /* all freed */
+    h_result_free(&s);
+    free(path);
+    free(p);
+    h_cleanup();
+}
+
+/* fork beside threads: the set's lock is held across it; each child writes
+ * its own sampled trace and nobody hangs. */
+static void test_fork_beside_threads(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *p = prog(), *path = h_fmt("%s/t.%%p.txt", dir);
+    const char *argv[] = { p, "fork", NULL };
+    const char *env[] = { "ALLOCTRACE_SAMPLE=16k", "ALLOCTRACE_COMPRESS=none", SEED, NULL };
+    h_result r = h_trace(path, argv, env);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    r = h_sh("cat %s/t.*.txt | grep -c '^version=.*sampling interval=16384, '", dir);
+    assert_int_equal(atoi(r.out), 21);
+    h_result_free(&r);
+    free(path);
+    free(p);
+    h_cleanup();
+}
+
 static void test_bad_sample_refused_before_the_program_runs(void **state)
 {
     (void)state;
@@ -543,6 +589,8 @@ int main(void)
         cmocka_unit_test_teardown(test_header_says_the_interval_and_the_trace_is_small, h_teardown),
         cmocka_unit_test_teardown(test_sites_estimated_within_15_percent_of_full_mode, h_teardown),
         cmocka_unit_test_teardown(test_only_sampled_blocks_are_released, h_teardown),
+        cmocka_unit_test_teardown(test_threads_share_the_picked_blocks, h_teardown),
+        cmocka_unit_test_teardown(test_fork_beside_threads, h_teardown),
         cmocka_unit_test_teardown(test_bad_sample_refused_before_the_program_runs, h_teardown),
         cmocka_unit_test_teardown(test_leak_gate_and_leaks_mode_refuse_sampling, h_teardown),
         cmocka_unit_test_teardown(test_toggle_signal_switches_sampling_off_and_on, h_teardown),

@@ -8,6 +8,8 @@
  *                           without it the signal ends the program), then
  *                           site_calloc
  *   sample_sites threads N  the sites in N threads at once
+ *   sample_sites fork       the sites in 2 threads while the main thread
+ *                           forks 20 children that each run site_calloc
  *
  * Sizes vary within a site (a fixed pattern, no randomness), so the
  * estimate of a site is not the estimate of one size.
@@ -17,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void *volatile sink;
 
@@ -96,6 +100,24 @@ int main(int argc, char **argv)
         for (int i = 0; i < n && i < 64; i++)
             pthread_create(&t[i], NULL, all_sites, (void *)1);
         for (int i = 0; i < n && i < 64; i++)
+            pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "fork") == 0) {
+        pthread_t t[2];
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, all_sites, (void *)1);
+        for (int i = 0; i < 20; i++) {
+            pid_t pid = fork();
+            if (pid == 0) {
+                site_calloc();
+                _exit(0);
+            }
+            int st;
+            if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+                return 1;
+        }
+        for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
         return 0;
     }
