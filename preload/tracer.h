@@ -454,8 +454,8 @@ static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
 int at_sample_add(uintptr_t p) AT_HIDDEN;
 /* One counter per hash bucket of addresses: how many picked blocks live
  * in it. A release whose counter is 0 was not picked. */
-extern _Atomic uint32_t at_sample_filter[] AT_HIDDEN;
-static inline size_t at_sample_bucket(uintptr_t p) { return (size_t)(at_mix64(p) >> 48); }
+extern _Atomic uint16_t at_sample_filter[] AT_HIDDEN;   /* 1 << 14 of them: 32 KiB */
+static inline size_t at_sample_bucket(uintptr_t p) { return (size_t)(at_mix64(p) >> 50); }
 int at_sample_take_slow(uintptr_t p) AT_HIDDEN;
 /* 1 when p was picked (it is forgotten now); never locks from inside the
  * tracer (see sample.c). */
