@@ -91,8 +91,9 @@ static void verb_status(struct answer *a)
     put(a, path[0] ? path : at_writer_path());
     put(a, " tracing=");
     put(a, at_state == AT_STATE_ACTIVE && at_enabled ? "on" : "off");
-    /* Sampling (--sample) is not built yet: every allocation is traced. */
-    put(a, " sample=0");
+    /* The sampling interval in bytes (--sample, sample.c); 0: every call. */
+    put(a, " sample=");
+    put_num(a, at_cfg.sample);
 }
 
 static void verb_toggle(struct answer *a, const char *arg)
