@@ -276,6 +276,23 @@ static void test_leak_gate_and_leaks_mode_refuse_sampling(void **state)
     h_cleanup();
 }
 
+/* The gate's judging, given a sampled trace by hand: nothing to judge. */
+static void test_gate_does_not_judge_a_sampled_trace(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *env[] = { "ALLOCTRACE_SAMPLE=64k", SEED, NULL };
+    char *sampled = trace(dir, "sampled.txt", NULL, env);
+    h_result r = pp("--gate", sampled);
+    assert_int_equal(r.status, 3);
+    h_has(r.out, "nothing trustworthy to judge: a sampled trace (alloctrace --sample): the gate "
+                 "judges every block, never a sample");
+    h_lacks(r.out, "site_medium");   /* no sampled block listed as a leak */
+    h_result_free(&r);
+    free(sampled);
+    h_cleanup();
+}
+
 static void test_toggle_signal_switches_sampling_off_and_on(void **state)
 {
     (void)state;
@@ -593,6 +610,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fork_beside_threads, h_teardown),
         cmocka_unit_test_teardown(test_bad_sample_refused_before_the_program_runs, h_teardown),
         cmocka_unit_test_teardown(test_leak_gate_and_leaks_mode_refuse_sampling, h_teardown),
+        cmocka_unit_test_teardown(test_gate_does_not_judge_a_sampled_trace, h_teardown),
         cmocka_unit_test_teardown(test_toggle_signal_switches_sampling_off_and_on, h_teardown),
         cmocka_unit_test_teardown(test_sampled_trace_through_every_output, h_teardown),
         cmocka_unit_test_teardown(test_pprof_of_full_leaks_and_sampled_traces_reads_back,
