@@ -6,12 +6,25 @@
  * write(2) of the whole line, assembled on the stack: no stdio (which
  * allocates, and locks a stream the program may hold) and async-signal-
  * safe, so handlers and the writer thread may call it. A line too long
- * is cut, never split.
+ * is cut, never split. During an attach (process/attach.c) the lines go
+ * to a buffer the launcher reads back instead: the program's stderr is
+ * the program's.
  */
 #include <string.h>
 #include <unistd.h>
 
 #include "tracer.h"
+
+static char *capture;
+static size_t capture_cap;
+
+void at_warn_capture(char *buf, size_t cap)
+{
+    capture = buf;
+    capture_cap = cap;
+    if (buf && cap)
+        buf[0] = '\0';
+}
 
 void at_warn(const char *a, const char *b, const char *c)
 {
@@ -27,6 +40,14 @@ void at_warn(const char *a, const char *b, const char *c)
     }
     if (msg[n - 1] != '\n')
         msg[n++] = '\n';
+    if (capture) {   /* the first line says why: later ones are consequences */
+        if (!capture[0] && capture_cap) {
+            size_t k = n - 1 - 12 < capture_cap - 1 ? n - 1 - 12 : capture_cap - 1;
+            memcpy(capture, msg + 12, k);   /* without "alloctrace: " and "\n" */
+            capture[k] = '\0';
+        }
+        return;
+    }
     ssize_t w = write(2, msg, n);
     (void)w;
 }
