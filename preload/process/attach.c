@@ -55,6 +55,7 @@ static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static char answer[PATH_MAX + 512];
 static char settings_copy[16384];
 static int attached;
+static char trace_path[PATH_MAX];   /* the attach's trace, for detach's answer */
 
 /* ---- the functions redirected ------------------------------------------- */
 
@@ -289,9 +290,8 @@ static const char *attach_locked(const char *settings, const char *why)
                  failed_object, strerror(failed_errno));
         return answer;
     }
-    char path[PATH_MAX];
-    at_config_output_path(path, sizeof path, getpid(), 0);
-    return say("ok ", path, "");
+    at_config_output_path(trace_path, sizeof trace_path, getpid(), 0);
+    return say("ok ", trace_path, "");
 }
 
 /* gdb calls these: one answer line each, in a buffer of ours. */
@@ -323,7 +323,7 @@ EXPORT const char *at_detach(void)
         __atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
         restore_all();
         at_stop_late();
-        a = say("ok", "", "");
+        a = say("ok ", trace_path, "");
     }
     pthread_mutex_unlock(&attach_lock);
     at_guard = saved;
