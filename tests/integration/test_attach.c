@@ -1,0 +1,597 @@
+/*
+ * tests/integration/test_attach.c: alloctrace -p PID and --detach PID on
+ * programs started without the tracer (tests/programs/attach_target.c),
+ * and every refusal, each one line and exit status 2 with the process
+ * left running.
+ *
+ * The target reads one line a round on a pipe from the test, so the test
+ * decides which rounds happen before, during and after an attach; a round
+ * N allocates 7000+N bytes in grow_cache(). Needs gdb (a build
+ * dependency); a test skips, saying so, where gdb is missing.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* grow_cache()'s malloc in tests/programs/attach_target.c. */
+#define GROW_LINE 29
+
+struct target {
+    pid_t pid;
+    int in;          /* the target's stdin */
+    char *out;       /* its stdout, a file */
+    int rounds;      /* rounds asked for */
+};
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+    nanosleep(&ts, NULL);
+}
+
+/* Spawns argv with stdin from `in_fd` (-1: /dev/null) and stdout and
+ * stderr to files (NULL: /dev/null); SIGINT and SIGTERM at their defaults. */
+static pid_t spawn(const char *const argv[], int in_fd, const char *out, const char *err,
+                   char *const env[])
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (in_fd >= 0)
+        posix_spawn_file_actions_adddup2(&fa, in_fd, 0);
+    else
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, out ? out : "/dev/null",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err ? err : "/dev/null",
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawnattr_t sa;
+    posix_spawnattr_init(&sa);
+    sigset_t def;
+    sigemptyset(&def);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    posix_spawnattr_setsigdefault(&sa, &def);
+    posix_spawnattr_setflags(&sa, POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, &sa, (char *const *)argv, env ? env : environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&sa);
+    assert_int_equal(rc, 0);
+    return pid;
+}
+
+static char *read_text(const char *path)
+{
+    char *t = h_read_file(path, NULL);
+    return t ? t : strdup("");
+}
+
+/* Waits (10 s at most) until the file holds `needle`. */
+static void wait_for_text(const char *path, const char *needle)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *t = read_text(path);
+        int found = strstr(t, needle) != NULL;
+        free(t);
+        if (found)
+            return;
+        sleep_ms(10);
+    }
+    char *t = read_text(path);
+    fail_msg("%s never showed \"%s\"; it holds:\n%s", path, needle, t);
+}
+
+static struct target start_target(const char *dir, const char *name, const char *mode)
+{
+    char *prog = h_path("build/tests/programs/attach_target");
+    const char *argv[] = { prog, mode, NULL };
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    struct target t = { .out = h_fmt("%s/%s.out", dir, name) };
+    t.pid = spawn(argv, p[0], t.out, NULL, NULL);
+    close(p[0]);
+    t.in = p[1];
+    fcntl(t.in, F_SETFD, FD_CLOEXEC);
+    free(prog);
+    return t;
+}
+
+/* Asks for n rounds and waits until the target has printed them. */
+static void rounds(struct target *t, int n)
+{
+    for (int i = 0; i < n; i++)
+        assert_int_equal(write(t->in, "r\n", 2), 2);
+    t->rounds += n;
+    char *want = h_fmt("round %d: ", t->rounds - 1);
+    wait_for_text(t->out, want);
+    free(want);
+}
+
+static int wait_exit(pid_t pid)
+{
+    int st;
+    for (int i = 0; i < 3000; i++) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        sleep_ms(10);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    fail_msg("process %d did not end within 30 s", (int)pid);
+    return -1;
+}
+
+/* Ends the target with "exit"; its exit status. */
+static int finish_target(struct target *t)
+{
+    assert_int_equal(write(t->in, "exit\n", 5), 5);
+    close(t->in);
+    return wait_exit(t->pid);
+}
+
+/* The launcher in the background, its stderr in `err`. */
+static pid_t launch_bg(const char *err, const char *a1, const char *a2, const char *a3,
+                       const char *a4, const char *a5)
+{
+    char *launcher = h_path("scripts/alloctrace");
+    const char *argv[] = { launcher, a1, a2, a3, a4, a5, NULL };
+    pid_t pid = spawn(argv, -1, NULL, err, NULL);
+    free(launcher);
+    return pid;
+}
+
+/* The launcher in the foreground: status and output. */
+static h_result launch(const char *a1, const char *a2, const char *a3, const char *a4)
+{
+    char *launcher = h_path("scripts/alloctrace");
+    const char *argv[] = { launcher, a1, a2, a3, a4, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    free(launcher);
+    return r;
+}
+
+/* The output of an untraced run of n rounds. */
+static char *plain_output(const char *dir, int n)
+{
+    struct target t = start_target(dir, "plain", NULL);
+    rounds(&t, n);
+    assert_int_equal(finish_target(&t), 0);
+    char *out = read_text(t.out);
+    free(t.out);
+    return out;
+}
+
+/* The trace resolved by the post-processor. */
+static char *resolved(const char *trace)
+{
+    h_result r = h_sh("'%s/postproc/alloctrace-postproc' -r '%s'", h_root(), trace);
+    assert_int_equal(r.status, 0);
+    char *out = r.out;
+    r.out = NULL;
+    h_result_free(&r);
+    return out;
+}
+
+/* The trace holds round n's block, allocated in grow_cache(). */
+static void has_round(const char *text, int n)
+{
+    char *re = h_fmt("^[0-9]+\\. \\[[0-9:.]+\\] malloc\\(%d\\) = 0x[0-9a-f]+$", 7000 + n);
+    assert_int_equal(h_count_lines(text, re), 1);
+    free(re);
+    char *rec = h_fmt("malloc(%d) = ", 7000 + n);
+    const char *at = strstr(text, rec);
+    assert_non_null(at);
+    const char *frame = strchr(at, '\n') + 1;
+    char *want = h_fmt("grow_cache() at %s/tests/programs/attach_target.c:%d\n", h_root(),
+                       GROW_LINE);
+    const char *eol = strchr(frame, '\n');
+    char *line = strndup(frame, (size_t)(eol - frame + 1));
+    h_has(line, want);
+    free(line);
+    free(want);
+    free(rec);
+}
+
+static void lacks_round(const char *text, int n)
+{
+    char *re = h_fmt("malloc\\(%d\\)", 7000 + n);
+    assert_int_equal(h_count_lines(text, re), 0);
+    free(re);
+}
+
+static int have_gdb(void)
+{
+    return h_have("gdb");
+}
+
+/* ---- attach, trace, detach, attach again ---------------------------------- */
+
+static void test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    char *plain = plain_output(dir, 10);
+
+    struct target t = start_target(dir, "traced", NULL);
+    rounds(&t, 3);                                   /* rounds 0-2: before */
+    char *trace1 = h_fmt("%s/first.txt", dir), *err1 = h_fmt("%s/launch1.err", dir);
+    char *pid = h_fmt("%d", (int)t.pid);
+    pid_t l1 = launch_bg(err1, "-p", pid, "-o", trace1, "--compress=none");
+    wait_for_text(err1, "Ctrl-C detaches");
+    h_has(read_text(err1), h_fmt("alloctrace: attached to %s (attach_target), tracing into %s; Ctrl-C detaches\n", pid, trace1));
+    /* Attaching twice is refused while the first is attached. */
+    h_result again = launch("-p", pid, NULL, NULL);
+    assert_int_equal(again.status, 2);
+    h_has(again.err, h_fmt("alloctrace: %s (attach_target): already attached by alloctrace -p: detach with alloctrace --detach %s\n", pid, pid));
+    h_result_free(&again);
+    rounds(&t, 3);                                   /* rounds 3-5: traced */
+    kill(l1, SIGINT);                                /* Ctrl-C */
+    assert_int_equal(wait_exit(l1), 0);
+    char *e1 = read_text(err1);
+    h_has(e1, h_fmt("alloctrace: detached from %s (attach_target); it runs on\n", pid));
+    h_has(e1, h_fmt("alloctrace: trace: %s (", trace1));
+    rounds(&t, 2);                                   /* rounds 6-7: detached */
+
+    /* Again: the library stays loaded, a second attach reuses it. Detached
+     * by alloctrace --detach this time. */
+    char *trace2 = h_fmt("%s/second.txt", dir), *err2 = h_fmt("%s/launch2.err", dir);
+    pid_t l2 = launch_bg(err2, "-p", pid, "-o", trace2, "--compress=none");
+    wait_for_text(err2, "Ctrl-C detaches");
+    rounds(&t, 1);                                   /* round 8: traced */
+    h_result d = launch("--detach", pid, NULL, NULL);
+    assert_int_equal(d.status, 0);
+    h_has(d.err, h_fmt("alloctrace: detached from %s (attach_target); it runs on\n", pid));
+    h_result_free(&d);
+    assert_int_equal(wait_exit(l2), 0);
+    h_has(read_text(err2), h_fmt("alloctrace: %s (attach_target) was detached (alloctrace --detach)\n", pid));
+    rounds(&t, 1);                                   /* round 9 */
+    assert_int_equal(finish_target(&t), 0);
+
+    char *out = read_text(t.out);
+    assert_string_equal(out, plain);                 /* byte-identical */
+
+    char *r1 = resolved(trace1);
+    h_has(r1, "## attached to a running process: releases of blocks allocated before the attach have no allocation in this trace\n");
+    for (int n = 0; n <= 9; n++)
+        if (n >= 3 && n <= 5)
+            has_round(r1, n);
+        else
+            lacks_round(r1, n);
+    /* strdup's malloc inside libc is redirected too. */
+    assert_true(h_count_lines(r1, "^\t0x[0-9a-f]+ __strdup\\(\\)") >= 3);
+    char *r2 = resolved(trace2);
+    for (int n = 0; n <= 9; n++)
+        if (n == 8)
+            has_round(r2, n);
+        else
+            lacks_round(r2, n);
+    /* Round 3 frees round -1's slot (nothing); round 4 frees block 0, made
+     * before the attach: a release with no allocation, counted, no error. */
+    h_result rep = h_sh("'%s/postproc/alloctrace-postproc' --format report '%s'", h_root(), trace1);
+    assert_int_equal(rep.status, 0);
+    h_lacks(rep.err, "error");
+    assert_int_equal(h_count_lines(rep.out, "^releases: .* \\([0-9]+ of blocks not allocated in the trace\\)$"), 1);
+    h_result_free(&rep);
+    free(r1);
+    free(r2);
+    free(out);
+    free(e1);
+    free(pid);
+    free(plain);
+    h_cleanup();
+}
+
+/* ---- refusals: one line, exit 2, the process untouched --------------------- */
+
+static void refused(h_result *r, const char *line)
+{
+    assert_int_equal(r->status, 2);
+    assert_string_equal(r->err, line);
+}
+
+static void test_no_such_process_is_refused(void **state)
+{
+    (void)state;
+    h_result r = launch("-p", "999999999", NULL, NULL);
+    refused(&r, "alloctrace: 999999999: no such process\n");
+    h_result_free(&r);
+    r = launch("-p", "12ab", NULL, NULL);
+    refused(&r, "alloctrace: -p needs a process id, not '12ab'\n");
+    h_result_free(&r);
+    r = launch("--detach", "999999999", NULL, NULL);
+    refused(&r, "alloctrace: 999999999: no such process\n");
+    h_result_free(&r);
+}
+
+static void test_gdb_missing_is_said_in_one_line(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    char *pid = h_fmt("%d", (int)t.pid);
+    h_result r = h_sh("PATH=/nonexistent '%s/scripts/alloctrace' -p %s", h_root(), pid);
+    refused(&r, "alloctrace: gdb missing: attaching to a running process needs it (apt-get install gdb)\n");
+    h_result_free(&r);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    free(pid);
+    h_cleanup();
+}
+
+static void test_static_binary_is_refused(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *prog = h_path("build/tests/programs/attach_static");
+    const char *argv[] = { prog, NULL };
+    char *dir = h_tmpdir();
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char *out = h_fmt("%s/static.out", dir);
+    pid_t pid = spawn(argv, p[0], out, NULL, NULL);
+    close(p[0]);
+    assert_int_equal(write(p[1], "r\n", 2), 2);
+    wait_for_text(out, "round 0: ");
+    char *spid = h_fmt("%d", (int)pid);
+    h_result r = launch("-p", spid, NULL, NULL);
+    refused(&r, h_fmt("alloctrace: %s (attach_static): a static binary: there is no dynamic loader to load the tracer with (only dynamically linked programs can be traced)\n", spid));
+    h_result_free(&r);
+    assert_int_equal(write(p[1], "r\nexit\n", 7), 7);
+    close(p[1]);
+    assert_int_equal(wait_exit(pid), 0);
+    h_has(read_text(out), "round 1: ");
+    free(spid);
+    free(prog);
+    h_cleanup();
+}
+
+static void test_process_traced_by_another_ptracer_is_refused(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    pid_t tracer = fork();
+    assert_true(tracer >= 0);
+    if (tracer == 0) {   /* seizes without stopping it, then waits to be killed */
+        if (ptrace(PTRACE_SEIZE, t.pid, NULL, NULL) != 0)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    char *pid = h_fmt("%d", (int)t.pid);
+    char *status = h_fmt("/proc/%d/status", (int)t.pid);
+    wait_for_text(status, h_fmt("TracerPid:\t%d\n", (int)tracer));
+    h_result r = launch("-p", pid, NULL, NULL);
+    char *comm = read_text(h_fmt("/proc/%d/comm", (int)tracer));
+    comm[strcspn(comm, "\n")] = '\0';
+    refused(&r, h_fmt("alloctrace: %s (attach_target): already traced by process %d (%s): only one debugger or tracer can ptrace it; detach that one first\n", pid, (int)tracer, comm));
+    h_result_free(&r);
+    kill(tracer, SIGKILL);
+    waitpid(tracer, NULL, 0);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    free(pid);
+    h_cleanup();
+}
+
+static void test_process_started_under_the_tracer_is_refused(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    char *prog = h_path("build/tests/programs/attach_target");
+    char *lib = h_fmt("LD_PRELOAD=%s/preload/liballoctrace.so", h_root());
+    char *outp = h_fmt("ALLOCTRACE_OUTPUT=%s/pre.txt", dir);
+    char *env[] = { lib, outp, NULL };
+    const char *argv[] = { prog, NULL };
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char *out = h_fmt("%s/pre.out", dir);
+    pid_t pid = spawn(argv, p[0], out, NULL, env);
+    close(p[0]);
+    assert_int_equal(write(p[1], "r\n", 2), 2);
+    wait_for_text(out, "round 0: ");
+    char *spid = h_fmt("%d", (int)pid);
+    h_result r = launch("-p", spid, NULL, NULL);
+    refused(&r, h_fmt("alloctrace: %s (attach_target): already traced: it was started under alloctrace\n", spid));
+    h_result_free(&r);
+    assert_int_equal(write(p[1], "exit\n", 5), 5);
+    close(p[1]);
+    assert_int_equal(wait_exit(pid), 0);
+    free(spid);
+    free(prog);
+    h_cleanup();
+}
+
+/* Another user's process, as a user without privileges (setpriv). */
+static void test_another_users_process_is_refused(void **state)
+{
+    (void)state;
+    if (getuid() != 0 || !h_have("setpriv")) {
+        printf("skipped: needs root and setpriv to act as another user\n");
+        skip();
+    }
+    char *dir = h_tmpdir();
+    chmod(dir, 0755);
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    h_result r = h_sh("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+                      "'%s/scripts/alloctrace' -p %d", h_root(), (int)t.pid);
+    refused(&r, h_fmt("alloctrace: %d (attach_target): another user's process (uid 0): attach as that user or as root\n", (int)t.pid));
+    h_result_free(&r);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    h_cleanup();
+}
+
+/* Root without CAP_SYS_PTRACE (a container's default) and another user's
+ * process. */
+static void test_root_without_cap_sys_ptrace_is_told_so(void **state)
+{
+    (void)state;
+    if (getuid() != 0 || !h_have("setpriv")) {
+        printf("skipped: needs root and setpriv to drop CAP_SYS_PTRACE\n");
+        skip();
+    }
+    char *dir = h_tmpdir();
+    chmod(dir, 0777);
+    char *prog = h_path("build/tests/programs/attach_target");
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char *out = h_fmt("%s/nobody.out", dir);
+    const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                           "--clear-groups", prog, NULL };
+    pid_t pid = spawn(argv, p[0], out, NULL, NULL);
+    close(p[0]);
+    assert_int_equal(write(p[1], "r\n", 2), 2);
+    wait_for_text(out, "round 0: ");
+    h_result r = h_sh("setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "
+                      "'%s/scripts/alloctrace' -p %d", h_root(), (int)pid);
+    refused(&r, h_fmt("alloctrace: %d (attach_target): another user's process, and this root has no CAP_SYS_PTRACE (a container? run it with --cap-add=SYS_PTRACE)\n", (int)pid));
+    h_result_free(&r);
+    assert_int_equal(write(p[1], "exit\n", 5), 5);
+    close(p[1]);
+    assert_int_equal(wait_exit(pid), 0);
+    free(prog);
+    h_cleanup();
+}
+
+/* kernel.yama.ptrace_scope=1: a user may attach only to its descendants. */
+static void test_ptrace_scope_is_named_with_its_fix(void **state)
+{
+    (void)state;
+    char *scope = h_read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
+    if (!scope || strcmp(scope, "1\n") != 0 || getuid() != 0 || !h_have("setpriv")) {
+        printf("skipped: needs kernel.yama.ptrace_scope=1 (this kernel: %s), root and setpriv\n",
+               scope ? scope : "no Yama\n");
+        free(scope);
+        skip();
+    }
+    free(scope);
+    char *dir = h_tmpdir();
+    chmod(dir, 0777);
+    char *prog = h_path("build/tests/programs/attach_target");
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    char *out = h_fmt("%s/nobody.out", dir);
+    const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                           "--clear-groups", prog, NULL };
+    pid_t pid = spawn(argv, p[0], out, NULL, NULL);
+    close(p[0]);
+    assert_int_equal(write(p[1], "r\n", 2), 2);
+    wait_for_text(out, "round 0: ");
+    h_result r = h_sh("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
+                      "'%s/scripts/alloctrace' -p %d", h_root(), (int)pid);
+    refused(&r, h_fmt("alloctrace: %d (attach_target): kernel.yama.ptrace_scope=1 lets only a parent attach: run as root, or sudo sysctl kernel.yama.ptrace_scope=0\n", (int)pid));
+    h_result_free(&r);
+    assert_int_equal(write(p[1], "exit\n", 5), 5);
+    close(p[1]);
+    assert_int_equal(wait_exit(pid), 0);
+    free(prog);
+    h_cleanup();
+}
+
+static void test_process_exiting_during_the_attach_is_said(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", "exit-on-load");
+    rounds(&t, 1);
+    char *pid = h_fmt("%d", (int)t.pid);
+    char *trace = h_fmt("%s/gone.txt", dir);
+    h_result r = launch("-p", pid, "-o", trace);
+    refused(&r, h_fmt("alloctrace: %s: the process exited during the attach\n", pid));
+    h_result_free(&r);
+    assert_int_equal(wait_exit(t.pid), 3);   /* its own exit, not a signal of ours */
+    close(t.in);
+    free(pid);
+    h_cleanup();
+}
+
+/* The tracer cannot create its trace: nothing is patched, the process runs
+ * on, and a later attach works. */
+static void test_failed_attach_leaves_the_process_as_it_was(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    char *pid = h_fmt("%d", (int)t.pid);
+    h_result r = launch("-p", pid, "-o", "/proc/no-trace-here.txt");
+    assert_int_equal(r.status, 2);
+    h_has(r.err, h_fmt("alloctrace: %s: /proc/no-trace-here.txt: cannot create the trace", pid));
+    assert_int_equal(h_count_lines(r.err, "."), 1);
+    h_result_free(&r);
+    rounds(&t, 2);
+    char *trace = h_fmt("%s/after.txt", dir), *err = h_fmt("%s/after.err", dir);
+    pid_t l = launch_bg(err, "-p", pid, "-o", trace, "--compress=none");
+    wait_for_text(err, "Ctrl-C detaches");
+    rounds(&t, 1);                                   /* round 3 */
+    kill(l, SIGTERM);
+    assert_int_equal(wait_exit(l), 0);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    char *text = resolved(trace);
+    has_round(text, 3);
+    lacks_round(text, 2);
+    lacks_round(text, 4);
+    free(text);
+    free(pid);
+    h_cleanup();
+}
+
+static void test_leaks_mode_and_program_arguments_are_refused(void **state)
+{
+    (void)state;
+    h_result r = launch("-m", "leaks", "-p", "1");
+    refused(&r, "alloctrace: -m leaks cannot attach: a leaks report needs every block from the start (an attached process is traced in full mode)\n");
+    h_result_free(&r);
+    r = launch("-p", "1", "ls", NULL);
+    refused(&r, "alloctrace: -p and --detach take no program (ls): the process is already running\n");
+    h_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running, h_teardown),
+        cmocka_unit_test(test_no_such_process_is_refused),
+        cmocka_unit_test_teardown(test_gdb_missing_is_said_in_one_line, h_teardown),
+        cmocka_unit_test_teardown(test_static_binary_is_refused, h_teardown),
+        cmocka_unit_test_teardown(test_process_traced_by_another_ptracer_is_refused, h_teardown),
+        cmocka_unit_test_teardown(test_process_started_under_the_tracer_is_refused, h_teardown),
+        cmocka_unit_test_teardown(test_another_users_process_is_refused, h_teardown),
+        cmocka_unit_test_teardown(test_root_without_cap_sys_ptrace_is_told_so, h_teardown),
+        cmocka_unit_test(test_ptrace_scope_is_named_with_its_fix),
+        cmocka_unit_test_teardown(test_process_exiting_during_the_attach_is_said, h_teardown),
+        cmocka_unit_test_teardown(test_failed_attach_leaves_the_process_as_it_was, h_teardown),
+        cmocka_unit_test(test_leaks_mode_and_program_arguments_are_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
