@@ -18,8 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <sys/ptrace.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -577,10 +582,145 @@ static void test_leaks_mode_and_program_arguments_are_refused(void **state)
     h_result_free(&r);
 }
 
+/* ---- a real server under load: memcached ----------------------------------- */
+
+struct load {
+    int port;
+    volatile int stop;
+    volatile unsigned long answered, failed;
+};
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = { 5, 0 };   /* an answer later than 5 s counts as failed */
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads until `want` has come (exactly), or fails. */
+static int expect(int fd, const char *want)
+{
+    char buf[128];
+    size_t n = strlen(want), got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return memcmp(buf, want, n) == 0 ? 0 : -1;
+}
+
+/* set and get in turn on one connection, as fast as answers come (at most
+ * 5,000,000 requests or 20 s). */
+static void *load_main(void *arg)
+{
+    struct load *l = arg;
+    int fd = connect_to(l->port);
+    time_t end = time(NULL) + 20;
+    for (unsigned long i = 0; !l->stop && i < 5000000 && time(NULL) < end; i++) {
+        char req[96], key[32];
+        snprintf(key, sizeof key, "k%lu", i / 2 % 64);   /* got right after its set */
+        int ok;
+        if (i % 2 == 0) {
+            snprintf(req, sizeof req, "set %s 0 0 5\r\nhello\r\n", key);
+            ok = fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+                 expect(fd, "STORED\r\n") == 0;
+        } else {
+            snprintf(req, sizeof req, "get %s\r\n", key);
+            char want[96];
+            snprintf(want, sizeof want, "VALUE %s 0 5\r\nhello\r\nEND\r\n", key);
+            ok = fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
+                 expect(fd, want) == 0;
+        }
+        if (ok)
+            l->answered++;
+        else
+            l->failed++;
+        if (!ok) {
+            if (fd >= 0)
+                close(fd);
+            fd = connect_to(l->port);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static void test_memcached_answers_every_request_through_attach_and_detach(void **state)
+{
+    (void)state;
+    if (!have_gdb() || !h_have("memcached"))
+        skip();
+    char *dir = h_tmpdir();
+    struct load l = { .port = free_port() };
+    char *port = h_fmt("%d", l.port);
+    const char *argv[] = { "/usr/bin/memcached", "-l", "127.0.0.1", "-p", port, "-U", "0",
+                           "-t", "2", "-u", "root", NULL };
+    pid_t mc = spawn(argv, -1, NULL, NULL, NULL);
+    int fd = -1;
+    for (int i = 0; i < 500 && (fd = connect_to(l.port)) < 0; i++)
+        sleep_ms(10);
+    assert_true(fd >= 0);
+    close(fd);
+    pthread_t t;
+    pthread_create(&t, NULL, load_main, &l);
+    sleep_ms(300);
+    unsigned long before = l.answered;
+    char *pid = h_fmt("%d", (int)mc), *trace = h_fmt("%s/memcached.txt", dir);
+    char *err = h_fmt("%s/launch.err", dir);
+    pid_t launcher = launch_bg(err, "-p", pid, "-o", trace, "--compress=none");
+    wait_for_text(err, "Ctrl-C detaches");
+    unsigned long attached = l.answered;
+    sleep_ms(500);
+    unsigned long traced = l.answered - attached;
+    kill(launcher, SIGINT);
+    assert_int_equal(wait_exit(launcher), 0);
+    sleep_ms(300);
+    l.stop = 1;
+    pthread_join(t, NULL);
+    printf("memcached: %lu requests answered before the attach, %lu while traced, %lu in all, "
+           "%lu failed\n", before, traced, l.answered, l.failed);
+    assert_int_equal(l.failed, 0);
+    assert_true(before > 0 && traced > 0);
+    assert_int_equal(kill(mc, 0), 0);   /* still running */
+    h_has(read_text(err), h_fmt("alloctrace: detached from %s (memcached); it runs on\n", pid));
+    char *text = read_text(trace);
+    h_has(text, "## attached to a running process");
+    h_has(text, "process=/usr/bin/memcached, ");
+    kill(mc, SIGTERM);
+    assert_int_equal(wait_exit(mc), 0);
+    free(text);
+    free(pid);
+    free(port);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running, h_teardown),
+        cmocka_unit_test_teardown(test_memcached_answers_every_request_through_attach_and_detach, h_teardown),
         cmocka_unit_test(test_no_such_process_is_refused),
         cmocka_unit_test_teardown(test_gdb_missing_is_said_in_one_line, h_teardown),
         cmocka_unit_test_teardown(test_static_binary_is_refused, h_teardown),
