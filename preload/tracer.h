@@ -128,6 +128,8 @@ struct at_got {
 /* Reads the dynamic section of the object dl_iterate_phdr describes by
  * `info`; -1 when it has none usable. */
 int at_got_open(struct at_got *g, const struct dl_phdr_info *info) AT_HIDDEN;
+/* The same for the loaded object whose load base is `base`. */
+int at_got_open_base(struct at_got *g, uintptr_t base) AT_HIDDEN;
 /* Calls fn for each JUMP_SLOT and GLOB_DAT slot with its symbol's name;
  * stops at (and returns) the first non-zero answer. */
 typedef int at_got_fn(const struct at_got *g, void **slot, const char *name, void *arg);

@@ -76,6 +76,21 @@ int at_got_open(struct at_got *g, const struct dl_phdr_info *info)
     return 0;
 }
 
+static int open_at_base(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    struct at_got *g = data;
+    if (info->dlpi_addr != g->base)
+        return 0;
+    return at_got_open(g, info) == 0 ? 1 : 2;
+}
+
+int at_got_open_base(struct at_got *g, uintptr_t base)
+{
+    g->base = base;
+    return dl_iterate_phdr(open_at_base, g) == 1 ? 0 : -1;
+}
+
 static int each_in(const struct at_got *g, const ElfW(Rela) *rel, size_t n, at_got_fn *fn,
                    void *arg)
 {
