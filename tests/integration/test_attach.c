@@ -451,6 +451,29 @@ static void test_another_users_process_is_refused(void **state)
     h_cleanup();
 }
 
+/* A process stopped by SIGSTOP: an attach would have to let it run. */
+static void test_stopped_process_is_refused_and_stays_stopped(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    kill(t.pid, SIGSTOP);
+    char *status = h_fmt("/proc/%d/status", (int)t.pid);
+    wait_for_text(status, "State:\tT (stopped)");
+    h_result r = launch("-p", h_fmt("%d", (int)t.pid), NULL, NULL);
+    refused(&r, h_fmt("alloctrace: %d (attach_target): stopped (by a signal): continue it first (kill -CONT %d); attaching would have to run it\n", (int)t.pid, (int)t.pid));
+    h_result_free(&r);
+    h_has(read_text(status), "State:\tT (stopped)");
+    kill(t.pid, SIGCONT);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    free(status);
+    h_cleanup();
+}
+
 /* Root without CAP_SYS_PTRACE (a container's default) and another user's
  * process. */
 static void test_root_without_cap_sys_ptrace_is_told_so(void **state)
@@ -727,6 +750,7 @@ int main(void)
         cmocka_unit_test_teardown(test_process_traced_by_another_ptracer_is_refused, h_teardown),
         cmocka_unit_test_teardown(test_process_started_under_the_tracer_is_refused, h_teardown),
         cmocka_unit_test_teardown(test_another_users_process_is_refused, h_teardown),
+        cmocka_unit_test_teardown(test_stopped_process_is_refused_and_stays_stopped, h_teardown),
         cmocka_unit_test_teardown(test_root_without_cap_sys_ptrace_is_told_so, h_teardown),
         cmocka_unit_test(test_ptrace_scope_is_named_with_its_fix),
         cmocka_unit_test_teardown(test_process_exiting_during_the_attach_is_said, h_teardown),
