@@ -611,7 +611,15 @@ struct load {
     int port;
     volatile int stop;
     volatile unsigned long answered, failed;
+    double longest_ms;   /* the longest wait for one answer */
 };
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
 
 static int connect_to(int port)
 {
@@ -652,6 +660,7 @@ static void *load_main(void *arg)
         char req[96], key[32];
         snprintf(key, sizeof key, "k%lu", i / 2 % 64);   /* got right after its set */
         int ok;
+        double t0 = now_ms();
         if (i % 2 == 0) {
             snprintf(req, sizeof req, "set %s 0 0 5\r\nhello\r\n", key);
             ok = fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
@@ -663,6 +672,8 @@ static void *load_main(void *arg)
             ok = fd >= 0 && write(fd, req, strlen(req)) == (ssize_t)strlen(req) &&
                  expect(fd, want) == 0;
         }
+        if (now_ms() - t0 > l->longest_ms)
+            l->longest_ms = now_ms() - t0;
         if (ok)
             l->answered++;
         else
@@ -723,7 +734,8 @@ static void test_memcached_answers_every_request_through_attach_and_detach(void 
     l.stop = 1;
     pthread_join(t, NULL);
     printf("memcached: %lu requests answered before the attach, %lu while traced, %lu in all, "
-           "%lu failed\n", before, traced, l.answered, l.failed);
+           "%lu failed; the longest wait for an answer %.0f ms\n", before, traced, l.answered,
+           l.failed, l.longest_ms);
     assert_int_equal(l.failed, 0);
     assert_true(before > 0 && traced > 0);
     assert_int_equal(kill(mc, 0), 0);   /* still running */
