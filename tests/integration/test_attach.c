@@ -302,6 +302,41 @@ static void test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running
     h_cleanup();
 }
 
+/* make install's launcher finds its library and gdb driver beside it. */
+static void test_installed_launcher_attaches_and_detaches(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dest = h_tmpdir();
+    h_result in = h_sh("make -s -C '%s' install DESTDIR='%s' PREFIX=/usr >/dev/null", h_root(), dest);
+    assert_int_equal(in.status, 0);
+    h_result_free(&in);
+    struct target t = start_target(dest, "t", NULL);
+    rounds(&t, 1);
+    char *launcher = h_fmt("%s/usr/bin/alloctrace", dest);
+    char *trace = h_fmt("%s/installed.txt", dest), *err = h_fmt("%s/installed.err", dest);
+    char *pid = h_fmt("%d", (int)t.pid);
+    const char *argv[] = { launcher, "-p", pid, "-o", trace, "--compress=none", NULL };
+    pid_t l = spawn(argv, -1, NULL, err, NULL);
+    wait_for_text(err, "Ctrl-C detaches");
+    rounds(&t, 1);                                   /* round 1 */
+    kill(l, SIGINT);
+    assert_int_equal(wait_exit(l), 0);
+    h_has(read_text(err), h_fmt("alloctrace: detached from %s (attach_target); it runs on\n", pid));
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    char *text = resolved(trace);
+    has_round(text, 1);
+    lacks_round(text, 0);
+    lacks_round(text, 2);
+    h_has(text, h_fmt(": %s/usr/lib/alloctrace/liballoctrace-attach.so => ", dest));
+    free(text);
+    free(pid);
+    free(launcher);
+    h_cleanup();
+}
+
 /* ---- refusals: one line, exit 2, the process untouched --------------------- */
 
 static void refused(h_result *r, const char *line)
@@ -756,6 +791,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running, h_teardown),
         cmocka_unit_test_teardown(test_memcached_answers_every_request_through_attach_and_detach, h_teardown),
+        cmocka_unit_test_teardown(test_installed_launcher_attaches_and_detaches, h_teardown),
         cmocka_unit_test(test_no_such_process_is_refused),
         cmocka_unit_test_teardown(test_gdb_missing_is_said_in_one_line, h_teardown),
         cmocka_unit_test_teardown(test_static_binary_is_refused, h_teardown),
