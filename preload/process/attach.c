@@ -18,6 +18,10 @@
  *   of the global scope (an allocator linked into the executable
  *   included), or the C library's when that is an executable's PLT entry
  *   (a program that takes malloc's address).
+ * - Detach comes through the control path (control.c's detach verb, sent
+ *   by `alloctrace --detach` or Ctrl-C on `alloctrace -p` with
+ *   launcher/alloctrace-ctl: no gdb), or gdb calling at_detach where the
+ *   control thread is off.
  * - Every rewritten slot is remembered with what it held. Detach puts the
  *   old value back only where the slot still holds our hook and its object
  *   is still loaded (one dlclosed meanwhile is not written to), then writes
@@ -253,6 +257,8 @@ static void *attach_dlopen(const char *file, int flags)
 
 /* ---- attach and detach -------------------------------------------------- */
 
+static int detach(char *detail, size_t cap);
+
 static const char *say(const char *word, const char *a, const char *b)
 {
     snprintf(answer, sizeof answer, "%s%s%s", word, a, b);
@@ -272,6 +278,7 @@ static const char *attach_locked(const char *settings, const char *why)
     at_resolve_real_with(program_symbol);
     if (!at_real.free)
         return say("error ", "cannot find the program's malloc family", "");
+    at_control_on_detach(detach);   /* the control path's detach verb (control.c) */
     if (at_start_late() != 0)
         return say("error ", why[0] ? why : "cannot start the tracer", "");
     static const char note[] =
@@ -311,24 +318,32 @@ EXPORT const char *at_attach(const char *settings)
     return a;
 }
 
-EXPORT const char *at_detach(void)
+/* 0 and the trace's path in `detail`, or -1 and why. */
+static int detach(char *detail, size_t cap)
 {
-    int saved = at_guard, e = errno;
+    int saved = at_guard, e = errno, rc = 0;
     at_guard = 1;
     pthread_mutex_lock(&attach_lock);
-    const char *a;
     if (!attached) {
-        a = say("error ", "not attached", "");
+        snprintf(detail, cap, "not attached");
+        rc = -1;
     } else {
         __atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
         restore_all();
         at_stop_late();
-        a = say("ok ", trace_path, "");
+        snprintf(detail, cap, "%s", trace_path);
     }
     pthread_mutex_unlock(&attach_lock);
     at_guard = saved;
     errno = e;
-    return a;
+    return rc;
+}
+
+EXPORT const char *at_detach(void)
+{
+    char detail[PATH_MAX + 64];
+    int rc = detach(detail, sizeof detail);
+    return say(rc == 0 ? "ok " : "error ", detail, "");
 }
 
 /* 1 while attached (the launcher asks before attaching again). */

@@ -246,12 +246,19 @@ static void test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running
     h_has(again.err, h_fmt("alloctrace: %s (attach_target): already attached by alloctrace -p: detach with alloctrace --detach %s\n", pid, pid));
     h_result_free(&again);
     rounds(&t, 3);                                   /* rounds 3-5: traced */
+    char *sock = h_fmt("@alloctrace.%s\n", pid);
+    h_has(read_text("/proc/net/unix"), sock);       /* the control path is up */
     kill(l1, SIGINT);                                /* Ctrl-C */
     assert_int_equal(wait_exit(l1), 0);
     char *e1 = read_text(err1);
     h_has(e1, h_fmt("alloctrace: detached from %s (attach_target); it runs on\n", pid));
     h_has(e1, h_fmt("alloctrace: trace: %s (", trace1));
     rounds(&t, 2);                                   /* rounds 6-7: detached */
+    h_lacks(read_text("/proc/net/unix"), sock);     /* socket and thread gone */
+    h_result threads = h_sh("cat /proc/%s/task/*/comm", pid);
+    h_lacks(threads.out, "alloctrace");              /* writer and control thread ended */
+    assert_int_equal(h_count_lines(threads.out, "."), 2);   /* the program's own two */
+    h_result_free(&threads);
 
     /* Again: the library stays loaded, a second attach reuses it. Detached
      * by alloctrace --detach this time. */
@@ -299,6 +306,42 @@ static void test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running
     free(e1);
     free(pid);
     free(plain);
+    h_cleanup();
+}
+
+/* With the control path off (ALLOCTRACE_CONTROL=0) there is no socket to
+ * ask: --detach goes through gdb and at_detach. */
+static void test_detach_without_the_control_path_goes_through_gdb(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    char *pid = h_fmt("%d", (int)t.pid);
+    char *trace = h_fmt("%s/nocontrol.txt", dir), *err = h_fmt("%s/nocontrol.err", dir);
+    setenv("ALLOCTRACE_CONTROL", "0", 1);
+    pid_t l = launch_bg(err, "-p", pid, "-o", trace, "--compress=none");
+    unsetenv("ALLOCTRACE_CONTROL");
+    wait_for_text(err, "Ctrl-C detaches");
+    char *sock = h_fmt("@alloctrace.%s\n", pid);
+    h_lacks(read_text("/proc/net/unix"), sock);
+    rounds(&t, 1);                                   /* round 1 */
+    h_result d = launch("--detach", pid, NULL, NULL);
+    assert_int_equal(d.status, 0);
+    h_has(d.err, h_fmt("alloctrace: detached from %s (attach_target); it runs on\n", pid));
+    h_result_free(&d);
+    assert_int_equal(wait_exit(l), 0);
+    rounds(&t, 1);
+    assert_int_equal(finish_target(&t), 0);
+    char *text = resolved(trace);
+    has_round(text, 1);
+    lacks_round(text, 0);
+    lacks_round(text, 2);
+    free(text);
+    free(sock);
+    free(pid);
     h_cleanup();
 }
 
@@ -792,6 +835,7 @@ int main(void)
         cmocka_unit_test_teardown(test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running, h_teardown),
         cmocka_unit_test_teardown(test_memcached_answers_every_request_through_attach_and_detach, h_teardown),
         cmocka_unit_test_teardown(test_installed_launcher_attaches_and_detaches, h_teardown),
+        cmocka_unit_test_teardown(test_detach_without_the_control_path_goes_through_gdb, h_teardown),
         cmocka_unit_test(test_no_such_process_is_refused),
         cmocka_unit_test_teardown(test_gdb_missing_is_said_in_one_line, h_teardown),
         cmocka_unit_test_teardown(test_static_binary_is_refused, h_teardown),
