@@ -9,8 +9,8 @@ TEST_DEPS += preload/liballoctrace-attach.so $(ATTACH_PROGS)
 
 $(B)/tests/programs/attach_target: tests/programs/attach_target.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -pthread
+	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -pthread -ldl
 
 $(B)/tests/programs/attach_static: tests/programs/attach_target.c
 	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -pthread
+	$(CC) -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -pthread -ldl

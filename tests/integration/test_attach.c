@@ -32,7 +32,7 @@
 extern char **environ;
 
 /* grow_cache()'s malloc in tests/programs/attach_target.c. */
-#define GROW_LINE 29
+#define GROW_LINE 35
 
 struct target {
     pid_t pid;
@@ -84,10 +84,11 @@ static char *read_text(const char *path)
     return t ? t : strdup("");
 }
 
-/* Waits (10 s at most) until the file holds `needle`. */
+/* Waits (30 s at most: an attach on a loaded machine took 3 s) until the
+ * file holds `needle`. */
 static void wait_for_text(const char *path, const char *needle)
 {
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < 3000; i++) {
         char *t = read_text(path);
         int found = strstr(t, needle) != NULL;
         free(t);
@@ -306,6 +307,44 @@ static void test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running
     free(e1);
     free(pid);
     free(plain);
+    h_cleanup();
+}
+
+/* A library dlopen'd after the attach is redirected before dlopen returns. */
+static void test_objects_dlopened_after_the_attach_are_traced(void **state)
+{
+    (void)state;
+    if (!have_gdb())
+        skip();
+    char *dir = h_tmpdir();
+    struct target t = start_target(dir, "t", NULL);
+    rounds(&t, 1);
+    char *pid = h_fmt("%d", (int)t.pid);
+    char *trace = h_fmt("%s/dlopen.txt", dir), *err = h_fmt("%s/dlopen.err", dir);
+    pid_t l = launch_bg(err, "-p", pid, "-o", trace, "--compress=none");
+    wait_for_text(err, "Ctrl-C detaches");
+    char *cmd = h_fmt("dlopen %s/build/tests/programs/tracer_dlib.so\n", h_root());
+    assert_int_equal(write(t.in, cmd, strlen(cmd)), (ssize_t)strlen(cmd));
+    wait_for_text(t.out, "loaded \n");
+    rounds(&t, 1);
+    kill(l, SIGINT);
+    assert_int_equal(wait_exit(l), 0);
+    assert_int_equal(finish_target(&t), 0);
+    char *text = resolved(trace);
+    assert_int_equal(h_count_lines(text, "^[0-9]+\\. \\[[0-9:.]+\\] malloc\\(4321\\) = 0x[0-9a-f]+$"), 1);
+    h_has(text, h_fmt("malloc(4321) = "));
+    const char *at = strstr(text, "malloc(4321) = ");
+    const char *frame = strchr(at, '\n') + 1;
+    char *want = h_fmt("\t0x");
+    assert_int_equal(strncmp(frame, want, 3), 0);
+    char *line = strndup(frame, (size_t)(strchr(frame, '\n') - frame));
+    h_has(line, h_fmt(" dlib_alloc() at %s/tests/programs/tracer_dlib.c:7", h_root()));
+    h_has(text, h_fmt(": %s/build/tests/programs/tracer_dlib.so => ", h_root()));
+    free(line);
+    free(want);
+    free(text);
+    free(cmd);
+    free(pid);
     h_cleanup();
 }
 
@@ -834,6 +873,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_attach_mid_run_traces_what_follows_and_detach_leaves_it_running, h_teardown),
         cmocka_unit_test_teardown(test_memcached_answers_every_request_through_attach_and_detach, h_teardown),
+        cmocka_unit_test_teardown(test_objects_dlopened_after_the_attach_are_traced, h_teardown),
         cmocka_unit_test_teardown(test_installed_launcher_attaches_and_detaches, h_teardown),
         cmocka_unit_test_teardown(test_detach_without_the_control_path_goes_through_gdb, h_teardown),
         cmocka_unit_test(test_no_such_process_is_refused),

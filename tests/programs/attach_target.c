@@ -10,10 +10,15 @@
  * server waits in accept. A second thread allocates and frees all along,
  * so attach and detach meet a thread inside malloc.
  *
+ * A line "dlopen PATH" loads that library (tests/programs/tracer_dlib.c)
+ * and keeps what its dlib_alloc() allocates: an object loaded after the
+ * attach. It prints "loaded".
+ *
  * `attach_target exit-on-load`: a thread ends the process (exit status 3)
  * as soon as a new object is loaded into it, i.e. in the middle of an
  * attach.
  */
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +27,7 @@
 #include <unistd.h>
 
 static void *cache[4];
+static void *loaded[16];   /* what dlopen'd libraries allocated: kept */
 static volatile int stop;
 
 __attribute__((noinline)) static void *grow_cache(size_t n)
@@ -73,11 +79,21 @@ int main(int argc, char **argv)
     else
         pthread_create(&t, NULL, churn, NULL);
     setvbuf(stdout, NULL, _IOLBF, 0);
-    char line[64];
+    char line[4096];
     unsigned long sum = 0;
+    int nloaded = 0;
     for (int round = 0; fgets(line, sizeof line, stdin); round++) {
         if (strcmp(line, "exit\n") == 0)
             break;
+        if (strncmp(line, "dlopen ", 7) == 0 && nloaded < 16) {
+            line[strcspn(line, "\n")] = '\0';
+            void *h = dlopen(line + 7, RTLD_NOW);
+            void *(*fn)(void) = h ? (void *(*)(void))dlsym(h, "dlib_alloc") : NULL;
+            loaded[nloaded++] = fn ? fn() : NULL;
+            printf("loaded %s\n", fn ? "" : dlerror());
+            round--;
+            continue;
+        }
         free(cache[round % 4]);
         cache[round % 4] = grow_cache(7000 + (size_t)round);
         char *copy = strdup(line);
