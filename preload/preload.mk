@@ -24,7 +24,7 @@ $(B)/preload/%.o: preload/%.c preload/tracer.h include/alloctrace/format.h
 
 preload/liballoctrace.so: $(PRELOAD_OBJS) preload/exports.map
 	$(CC) -shared $(CFLAGS) -Wl,--version-script=preload/exports.map -Wl,-z,now \
-	    $(PRELOAD_OBJS) -lzstd -ldl -lpthread -o $@
+	    $(PRELOAD_OBJS) -lzstd -lm -ldl -lpthread -o $@
 
 # liballoctrace-attach.so: the same sources for a debugger to dlopen into a
 # running process (alloctrace -p, preload/process/attach.c). A dlopen'd
@@ -43,4 +43,4 @@ $(B)/preload-attach/%.o: preload/%.c preload/tracer.h include/alloctrace/format.
 
 preload/liballoctrace-attach.so: $(PRELOAD_ATTACH_OBJS) preload/exports.map
 	$(CC) -shared $(CFLAGS) -Wl,--version-script=preload/exports.map -Wl,-z,now \
-	    $(PRELOAD_ATTACH_OBJS) -lzstd -ldl -lpthread -o $@
+	    $(PRELOAD_ATTACH_OBJS) -lzstd -lm -ldl -lpthread -o $@

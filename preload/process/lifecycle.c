@@ -459,6 +459,8 @@ void at_start(void)
         at_live_init();
     else
         at_sites_init();   /* full mode's records point to interned backtraces */
+    if (at_cfg.sample)
+        at_sample_init();
     if (at_writer_open(my_pid, 0) < 0)
         goto off;
     at_maps_refresh();
@@ -535,6 +537,7 @@ int at_start_late(void)
     }
     at_cfg.follow_exec = 0;
     at_cfg.toggle_signal = 0;
+    static int sampler_set_up;
     if (!once) {
         at_maps_init(at_append_raw);
         at_unwind_init();
@@ -544,6 +547,11 @@ int at_start_late(void)
     } else {
         at_maps_reset();   /* the new file gets its own map lines */
     }
+    if (at_cfg.sample && !sampler_set_up) {   /* --sample (hook/sample.c) */
+        at_sample_init();
+        sampler_set_up = 1;
+    }
+    at_sampling = at_cfg.sample != 0;   /* a later attach may not sample */
     if (at_writer_open(my_pid, 0) < 0)
         return -1;
     atomic_store(&finished, 0);
