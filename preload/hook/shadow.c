@@ -305,6 +305,20 @@ void at_shadow_exclusions(at_range_fn *add, void *ctx)
             add(ctx, dir[d].leaf, PAGE + LEAF_BYTES);
 }
 
+/* The slots' memory given back, at exit once the blocks are collected:
+ * the scan and the report that follow need the room more. A thread still
+ * running that frees a block then finds no slot (the release is not
+ * recorded: nothing is after the report), one that allocates faults a
+ * zero page in. The leaves stay mapped and in the directory. */
+void at_shadow_drop(void)
+{
+    for (size_t d = 0; d < DIR_SIZE; d++) {
+        struct leaf *l = __atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE) ? dir[d].leaf : NULL;
+        if (l)
+            madvise(l->slots, LEAF_BYTES, MADV_DONTNEED);
+    }
+}
+
 void at_shadow_fork_prepare(void)
 {
     pthread_mutex_lock(&dir_lock);

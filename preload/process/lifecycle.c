@@ -113,7 +113,7 @@ void at_finish(void)
         if (!atomic_exchange(&finished, 1)) {
             at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
-            at_leakreport_write(0);
+            at_leakreport_write_at_exit();
             at_writer_flush();
             at_state = AT_STATE_OFF;
         }
