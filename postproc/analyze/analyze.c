@@ -17,8 +17,16 @@
  * next call falls beyond AT_AN_MAX_POINTS intervals, neighbours are merged
  * in pairs and the width doubles, so the series spans the whole run in a
  * bounded table whatever its length.
+ *
+ * Sampled traces (sampling.h): each allocation counts as `weight` blocks
+ * of its size, everywhere a block is counted (calls, bytes, live bytes and
+ * blocks, sizes, the series, contexts), and its release takes away what it
+ * added, so every number is the estimate and no exact count is mixed in.
+ * Temporaries are not estimated: whether another call came between an
+ * allocation and its release cannot be told from a sample.
  */
 #include "analyze.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -33,7 +41,8 @@
  * live block (32-byte slots at most half full were 64 to 128: a jq run
  * with 260,000 live blocks took 32 MB for them). `packed` holds the size
  * (40 bits) and the site + 1 (24 bits); 0 marks an empty slot. A block
- * whose size, site or @CTX bits do not fit has SIDE in its site field and
+ * whose size, site or @CTX bits do not fit, or that stands for more than
+ * one block (a sampled trace's weight), has SIDE in its site field and
  * the number of its entry in a side array (struct live_info) in its size
  * field: rare, and no slower for the others.
  */
@@ -47,6 +56,7 @@ typedef struct live_block {
 
 typedef struct live_info {
     uint64_t size;
+    uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
     uint32_t ctx;    /* the allocation's @CTX bits */
 } live_info;
@@ -67,6 +77,7 @@ struct at_analyzer {
     at_analysis an;
     bool leaks_only;
     bool finished;
+    uint64_t interval; /* sampled every `interval` bytes; 0: exact */
     /* live blocks */
     live_block *live;
     size_t live_cap, live_n;
@@ -74,6 +85,7 @@ struct at_analyzer {
     size_t nside, cside;
     uint64_t side_free;   /* a free side entry + 1 (a list through .size); 0: none */
     uint64_t live_bytes;
+    uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
     at_an_site *sites;
     tally *site_tally;
@@ -145,9 +157,10 @@ static live_block *live_find(at_analyzer *a, uint64_t id)
 }
 
 /* A block's size, site and context into its slot's word. */
-static uint64_t live_pack(at_analyzer *a, uint64_t size, uint32_t site, uint32_t ctx)
+static uint64_t live_pack(at_analyzer *a, uint64_t size, uint64_t weight, uint32_t site,
+                          uint32_t ctx)
 {
-    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx)
+    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx && weight == 1)
         return size << SITE_BITS | (site + 1);
     uint64_t k;
     if (a->side_free) {
@@ -160,7 +173,7 @@ static uint64_t live_pack(at_analyzer *a, uint64_t size, uint32_t site, uint32_t
         }
         k = a->nside++;
     }
-    a->side[k] = (live_info){ .size = size, .site = site, .ctx = ctx };
+    a->side[k] = (live_info){ .size = size, .weight = weight, .site = site, .ctx = ctx };
     return k << SITE_BITS | SIDE;
 }
 
@@ -169,7 +182,7 @@ static live_info live_unpack(const at_analyzer *a, const live_block *b)
     uint64_t site = b->packed & SIDE, high = b->packed >> SITE_BITS;
     if (site == SIDE)
         return a->side[high];
-    return (live_info){ .size = high, .site = (uint32_t)(site - 1), .ctx = 0 };
+    return (live_info){ .size = high, .weight = 1, .site = (uint32_t)(site - 1), .ctx = 0 };
 }
 
 /* Linear probing's deletion: later entries of the same run move back into
@@ -206,20 +219,22 @@ static void tally_touch(const at_analyzer *a, tally *t)
     }
 }
 
-static void tally_add(const at_analyzer *a, tally *t, uint64_t size)
+/* `w` blocks of `size` bytes (w = 1 but in a sampled trace). */
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size, uint64_t w)
 {
     tally_touch(a, t);
-    t->live += size;
-    t->live_blocks++;
-    t->cost->calls++;
-    t->cost->bytes += size;
+    t->live += size * w;
+    t->live_blocks += w;
+    t->cost->calls += w;
+    t->cost->bytes += size * w;
 }
 
-static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary)
+static void tally_release(const at_analyzer *a, tally *t, uint64_t size, uint64_t w,
+                          bool temporary)
 {
     tally_touch(a, t);
-    t->live -= size;
-    t->live_blocks--;
+    t->live -= size * w;
+    t->live_blocks -= w;
     if (temporary)
         t->cost->temporary++;
 }
@@ -282,12 +297,12 @@ static size_count *size_slot(size_count *tab, size_t cap, uint64_t size)
             return &tab[i];
 }
 
-static void count_size(at_analyzer *a, uint64_t size)
+static void count_size(at_analyzer *a, uint64_t size, uint64_t w)
 {
     at_an_histogram *h = &a->an.histogram;
     unsigned cls = at_an_size_class(size);
-    h->count[cls]++;
-    h->bytes[cls] += size;
+    h->count[cls] += w;
+    h->bytes[cls] += size * w;
     if ((a->sizes_n + 1) * 2 > a->sizes_cap) {
         size_t ocap = a->sizes_cap;
         size_count *old = a->sizes;
@@ -303,7 +318,7 @@ static void count_size(at_analyzer *a, uint64_t size)
         *s = (size_count){ .size = size, .used = true };
         a->sizes_n++;
     }
-    s->count++;
+    s->count += w;
 }
 
 /* ---- time and the series ------------------------------------------------ */
@@ -393,6 +408,12 @@ at_analyzer *at_analyzer_new(bool leaks_only)
     return a;
 }
 
+void at_analyzer_sampled(at_analyzer *a, uint64_t interval)
+{
+    a->interval = interval;
+    a->an.summary.sample_interval = interval;
+}
+
 void at_analyzer_free(at_analyzer *a)
 {
     if (!a)
@@ -413,11 +434,12 @@ void at_analyzer_free(at_analyzer *a)
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
     live_info info = live_unpack(a, b);
-    tally_release(a, &a->site_tally[info.site], info.size, temporary);
+    tally_release(a, &a->site_tally[info.site], info.size, info.weight, temporary);
     unsigned slots[NCTX], n = context_slots(info.ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], info.size, temporary);
-    a->live_bytes -= info.size;
+        tally_release(a, &a->ctx_tally[slots[i]], info.size, info.weight, temporary);
+    a->live_bytes -= info.size * info.weight;
+    a->live_blocks -= info.weight;
     live_remove(a, b);
 }
 
@@ -425,7 +447,7 @@ static void new_peak(at_analyzer *a, const at_call *c)
 {
     at_an_peak *p = &a->an.peak;
     p->bytes = a->live_bytes;
-    p->blocks = a->live_n;
+    p->blocks = a->live_blocks;
     p->index = c->index;
     p->has_time = a->by_time;
     p->time_us = a->by_time ? a->x : 0;
@@ -440,63 +462,68 @@ static void allocate(at_analyzer *a, const at_call *c)
         s->reused_ids++;
         drop_block(a, old, false);
     }
-    s->allocations++;
-    s->allocated_bytes += c->size;
-    count_size(a, c->size);
+    uint64_t w = at_sampling_weight(a->interval, c->size, c->index);
+    s->allocations += w;
+    s->allocated_bytes += c->size * w;
+    count_size(a, c->size, w);
     uint32_t site = site_for(a, c);
-    tally_add(a, &a->site_tally[site], c->size);
+    tally_add(a, &a->site_tally[site], c->size, w);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_add(a, &a->ctx_tally[slots[i]], c->size);
+        tally_add(a, &a->ctx_tally[slots[i]], c->size, w);
     if ((a->live_n + 1) * 4 > a->live_cap * 3)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .packed = live_pack(a, c->size, site, c->context) };
+    *b = (live_block){ .id = c->id, .packed = live_pack(a, c->size, w, site, c->context) };
     a->live_n++;
-    a->live_bytes += c->size;
+    a->live_bytes += c->size * w;
+    a->live_blocks += w;
     if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
         new_peak(a, c);
     a->last_was_alloc = true;
     a->last_alloc_id = c->id;
 }
 
-static void release(at_analyzer *a, const at_call *c)
+/* Returns the blocks the release stands for (its allocation's weight). */
+static uint64_t release(at_analyzer *a, const at_call *c)
 {
     at_an_summary *s = &a->an.summary;
-    s->releases++;
+    live_block *b = live_find(a, c->id);
+    uint64_t w = b ? live_unpack(a, b).weight : 1;
+    s->releases += w;
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        a->ctx[slots[i]].releases++;
-    live_block *b = live_find(a, c->id);
+        a->ctx[slots[i]].releases += w;
     if (!b) {
         s->unknown_releases++;
     } else {
-        bool temporary = a->last_was_alloc && a->last_alloc_id == c->id;
+        bool temporary = !a->interval && a->last_was_alloc && a->last_alloc_id == c->id;
         if (temporary)
             s->temporary++;
         drop_block(a, b, temporary);
     }
     a->last_was_alloc = false;
+    return w;
 }
 
 void at_analyzer_call(at_analyzer *a, const at_call *c)
 {
     advance_clock(a, c);
     at_an_point *p = a->leaks_only ? NULL : current_point(a);
+    uint64_t w = c->is_alloc ? at_sampling_weight(a->interval, c->size, c->index)
+                             : release(a, c);
     if (c->is_alloc)
         allocate(a, c);
-    else
-        release(a, c);
     if (!p)
         return;
     p->live_bytes = a->live_bytes;
     if (a->live_bytes > p->max_live_bytes)
         p->max_live_bytes = a->live_bytes;
     if (c->is_alloc) {
-        p->allocations++;
-        p->allocated_bytes += c->size;
+        p->allocations += w;
+        p->allocated_bytes += c->size * w;
     } else {
-        p->releases++;
+        p->releases += w;
     }
 }
 
@@ -570,7 +597,7 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     an->sites = a->sites;
     an->nsites = a->nsites;
     an->summary.leaked_bytes = a->live_bytes;
-    an->summary.leaked_blocks = a->live_n;
+    an->summary.leaked_blocks = a->live_blocks;
     finish_sizes(a);
     if (!a->leaks_only && a->npoints) {
         an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,
