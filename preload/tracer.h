@@ -560,6 +560,7 @@ void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
  * memory), in no particular order. With `emergency` (a signal handler) a
  * table whose lock cannot be had is left out. */
 struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency) AT_HIDDEN;
+void at_live_drop(void) AT_HIDDEN;
 /* A block's size, order key (clock.c's at_order_key at its allocation)
  * and time of day in microseconds, unpacked. */
 uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;
@@ -613,6 +614,7 @@ void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
  * which is more than `max` when blocks did not fit; with out NULL, counts
  * them. */
 size_t at_shadow_collect(struct at_live_block *out, size_t max) AT_HIDDEN;
+void at_shadow_drop(void) AT_HIDDEN;
 /* Hands every leaf mapping to add (see at_live_exclusions). */
 void at_shadow_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
 void at_shadow_fork_prepare(void) AT_HIDDEN;
@@ -655,6 +657,7 @@ void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own
  * the scan reads /proc/self/maps and calls backtrace(), which a
  * fatal-signal handler must not. */
 void at_leakreport_write(int emergency) AT_HIDDEN;
+void at_leakreport_write_at_exit(void) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */

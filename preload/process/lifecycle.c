@@ -119,7 +119,7 @@ void at_finish(void)
             at_writer_keep();      /* a child's report is its trace, leaks or none */
             at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
-            at_leakreport_write(0);
+            at_leakreport_write_at_exit();
             at_writer_flush();
             at_state = AT_STATE_OFF;
         }
