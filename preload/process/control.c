@@ -217,6 +217,12 @@ static void serve_one(int fd)
                m.msg_namelen);
 }
 
+static void take_signal_snapshot(void)
+{
+    char detail[PATH_MAX + 64];
+    at_snapshot_take("signal", detail, sizeof detail);
+}
+
 static void *control_main(void *arg)
 {
     (void)arg;
@@ -236,12 +242,16 @@ static void *control_main(void *arg)
         int fd = at_outfd_hidden();
         if (fd < 0)
             return NULL;   /* the program put a file of its own there */
+        /* Looked at before ppoll too: a signal that came before ctl_tid
+         * was set (the thread not yet scheduled) only set the flag, and no
+         * tgkill would wake the ppoll. One that comes after the look is
+         * sent on to this thread and ends the ppoll. */
+        if (atomic_exchange(&signal_pending, 0))
+            take_signal_snapshot();
         struct pollfd p = { .fd = fd, .events = POLLIN };
         int r = ppoll(&p, 1, NULL, &during);
-        if (atomic_exchange(&signal_pending, 0)) {
-            char detail[PATH_MAX + 64];
-            at_snapshot_take("signal", detail, sizeof detail);
-        }
+        if (atomic_exchange(&signal_pending, 0))
+            take_signal_snapshot();
         if (r > 0 && (p.revents & POLLIN))
             serve_one(fd);
     }
