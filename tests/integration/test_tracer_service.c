@@ -193,10 +193,9 @@ static void test_daemon_is_followed_and_every_trace_is_named(void **state)
         assert_int_equal(wait_number(dir, "status"), 0);
         char *err = read_in(dir, "launcher.err");
         h_has(err, "left 1 process running (a daemon): following it until it ends");
-        /* Full mode: the middle process, which only forks and exits,
-         * records nothing and leaves no file; leaks mode: its report. */
-        assert_int_equal(h_count_lines(err, "^alloctrace: trace: alloctrace\\.tracer_service\\.[0-9]+\\.txt"),
-                         m == 0 ? 2 : 3);
+        /* The middle process too, which only forks and exits: its header
+         * links the daemon's trace to its parent's. */
+        assert_int_equal(h_count_lines(err, "^alloctrace: trace: alloctrace\\.tracer_service\\.[0-9]+\\.txt"), 3);
         char *trace = trace_of(dir, "tracer_service", daemon);
         assert_non_null(trace);
         char *root = trace_of("/", "tracer_service", daemon);
@@ -255,6 +254,60 @@ static void test_daemon_leaks_equal_valgrinds(void **state)
     h_result_free(&sizes);
     h_result_free(&log);
     free(prog);
+    h_cleanup();
+}
+
+/* Sizes of the blocks `alloctrace-postproc -l TRACE OTHERS` reports, sorted. */
+static char *leaked_sizes(const char *trace, const char *others)
+{
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result r = h_sh("%s -l '%s' %s | sed -n 's/^[0-9]*\\. .*malloc(\\([0-9]*\\)).*/\\1/p' "
+                      "| sort -n | tr '\\n' ' '", pp, trace, others);
+    assert_int_equal(r.status, 0);
+    free(pp);
+    char *s = strdup(r.out);
+    h_result_free(&r);
+    return s;
+}
+
+/* The daemon's three traces read together: the block leaked before the
+ * forks is reported once, by the daemon that holds it at its end, with
+ * its allocation stack; the parent and the middle process report nothing.
+ * Read alone, the parent reports it. Full and leaks mode alike. */
+static void test_postproc_reads_a_process_tree_together(void **state)
+{
+    (void)state;
+    for (size_t m = 0; m < 2; m++) {
+        char *dir = h_tmpdir();
+        char *args = h_fmt("-m %s %s daemon %s/daemon.pid", modes[m], h_path(SERVICE), dir);
+        launch_bg(dir, args);
+        long daemon = wait_number(dir, "daemon.pid");
+        kill((pid_t)daemon, SIGTERM);
+        assert_int_equal(wait_number(dir, "status"), 0);
+        char *all = h_fmt("%s/alloctrace.tracer_service.*", dir);
+        char *trace = trace_of(dir, "tracer_service", daemon);
+        char *sizes = leaked_sizes(trace, all);
+        assert_string_equal(sizes, "1001 2002 3003 ");
+        free(sizes);
+        h_result ls = h_sh("ls %s | grep -v '\\.%ld\\.txt'", all, daemon);
+        size_t ancestors = 0, alone_1001 = 0;
+        for (char *line = strtok(ls.out, "\n"); line; line = strtok(NULL, "\n")) {
+            char *together = leaked_sizes(line, all), *alone = leaked_sizes(line, "");
+            assert_string_equal(together, "");
+            alone_1001 += strcmp(alone, "1001 ") == 0;
+            free(together);
+            free(alone);
+            ancestors++;
+        }
+        assert_int_equal(ancestors, 2);
+        /* Alone: the parent reports it; in leaks mode the middle process
+         * too (its report lists what it inherited). */
+        assert_int_equal(alone_1001, m == 0 ? 1 : 2);
+        h_result_free(&ls);
+        free(trace);
+        free(all);
+        free(args);
+    }
     h_cleanup();
 }
 
@@ -439,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_second_sigint_to_the_launcher_loses_nothing),
         cmocka_unit_test(test_daemon_is_followed_and_every_trace_is_named),
         cmocka_unit_test(test_daemon_leaks_equal_valgrinds),
+        cmocka_unit_test(test_postproc_reads_a_process_tree_together),
         cmocka_unit_test(test_shim_exec_is_said_and_followed),
         cmocka_unit_test(test_nginx_as_www_data_in_the_foreground_stopped_by_sigterm),
         cmocka_unit_test(test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit),
