@@ -135,13 +135,15 @@ static const char short_options[] = "lcs:b:C:R:o:qhVr";
 
 static void usage(FILE *f)
 {
-    fputs("Usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
+    fputs("Usage: " AT_PROGRAM " [OPTIONS] [INPUT [OTHER...]]\n"
           "       " AT_PROGRAM " --diff OLD [OPTIONS] NEW\n"
           "       " AT_PROGRAM " --gate [GATE OPTIONS] TRACE...   (see --gate --help)\n"
           "\n"
           "Reads an alloctrace (or sp-rtrace 2.0) text trace from INPUT (default: stdin),\n"
           "plain or zstd-compressed (told by content, not by name), and writes it back,\n"
-          "filtered, in normal form.\n"
+          "filtered, in normal form. OTHER...: the other traces of INPUT's process tree\n"
+          "(its parent's, its children's): with -l, a block inherited across fork is\n"
+          "reported by the process that still holds it at its end.\n"
           "\n"
           "  -l, --filter-leaks          keep only allocations never freed (leaks)\n"
           "  -c, --compress              group calls by backtrace\n"
