@@ -485,6 +485,82 @@ static void test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit(void **state)
     h_cleanup();
 }
 
+/* ---- memcached -------------------------------------------------------- */
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    getsockname(s, (struct sockaddr *)&a, &len);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* memcached with two worker threads, stopped by SIGTERM to the launcher:
+ * it exits with the status a plain run stopped the same way has, and leaks
+ * mode's report is whole. */
+static void test_memcached_stopped_by_sigterm_to_the_launcher(void **state)
+{
+    (void)state;
+    if (!h_have("memcached"))
+        skip();
+    char *dir = h_tmpdir();
+    int port = free_port();
+    const char *user = geteuid() == 0 ? "-u root " : "";
+    h_result plain = h_sh("cd '%s' && memcached %s-t 2 -l 127.0.0.1 -p %d -U 0 & sleep 1; kill -TERM $!; "
+                          "wait $!", dir, user, port);
+    int expected = plain.status;
+    h_result_free(&plain);
+    char *args = h_fmt("-m leaks memcached %s-t 2 -l 127.0.0.1 -p %d -U 0", user, port);
+    launch_bg(dir, args);
+    long launcher = wait_number(dir, "launcher.pid");
+    int s = -1;
+    for (int i = 0; i < 100 && s < 0; i++) {   /* until it listens */
+        s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+            close(s);
+            s = -1;
+            usleep(50000);
+        }
+    }
+    assert_true(s >= 0);
+    const char cmd[] = "set k 0 0 5\r\nhello\r\nget k\r\n";
+    char buf[256] = "";
+    assert_int_equal(write(s, cmd, sizeof cmd - 1), (ssize_t)sizeof cmd - 1);
+    size_t got = 0;
+    while (got < sizeof buf - 1 && !strstr(buf, "END\r\n")) {
+        ssize_t r = read(s, buf + got, sizeof buf - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        buf[got] = '\0';
+    }
+    close(s);
+    h_has(buf, "VALUE k 0 5\r\nhello\r\nEND");
+    kill((pid_t)launcher, SIGTERM);
+    assert_int_equal(wait_number(dir, "status"), expected);
+    char *err = read_in(dir, "launcher.err");
+    h_lacks(err, "warning");
+    char *line = h_find_line(err, "^alloctrace: trace: alloctrace\\.memcached\\.[0-9]+\\.txt(\\.zst)? ");
+    assert_non_null(line);
+    char name[256];
+    assert_int_equal(sscanf(line, "alloctrace: trace: %255s", name), 1);
+    char *path = h_fmt("%s/%s", dir, name);
+    struct t_trace t = t_load(path);
+    assert_true(t.leak_summary);
+    assert_true(t.n > 0);
+    t_free(&t);
+    free(path);
+    free(line);
+    free(err);
+    free(args);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +572,7 @@ int main(void)
         cmocka_unit_test(test_shim_exec_is_said_and_followed),
         cmocka_unit_test(test_nginx_as_www_data_in_the_foreground_stopped_by_sigterm),
         cmocka_unit_test(test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit),
+        cmocka_unit_test(test_memcached_stopped_by_sigterm_to_the_launcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
