@@ -215,6 +215,7 @@ typedef struct tree {
     long add_from;       /* the parent they came from */
     size_t passed_on;    /* inherited blocks a child holds at its end */
     char note[256];      /* the comment about what was taken out */
+    const at_stack *open_stack; /* a group whose pieces went out, more to come */
 } tree;
 
 static node *find_pid(tree *tr, long pid)
@@ -386,9 +387,12 @@ static void tree_put(at_stage *self, const at_record *r)
             kept[k++] = g->calls[i];
             total += g->calls[i]->is_alloc ? g->calls[i]->size : 0;
         }
+    /* An empty piece only closes a group whose earlier pieces went out. */
+    bool opened = tr->open_stack == g->stack;
+    tr->open_stack = g->more && (k > 0 || opened) ? g->stack : NULL;
     if (k == g->ncalls) {
         at_stage_put(self->next, r);
-    } else if (k > 0 || !g->more) {
+    } else if (k > 0 || (!g->more && opened)) {
         at_group ng = *g;
         ng.calls = kept;
         ng.ncalls = k;
