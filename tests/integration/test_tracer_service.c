@@ -349,6 +349,29 @@ static void test_shim_exec_is_said_and_followed(void **state)
     h_cleanup();
 }
 
+/* A process whose stderr goes nowhere (a daemon's) and whose trace is cut
+ * by the file size limit: the tracer's line reaches the launcher's stderr
+ * with the process's pid, and the launcher warns about the cut trace. */
+static void test_a_message_from_a_process_without_stderr_reaches_the_launcher(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *launcher = h_path("scripts/alloctrace");
+    char *faults = h_path("build/tests/programs/tracer_faults");
+    h_result r = h_sh("cd '%s' && '%s' --follow-exec -m leaks -- sh -c 'exec 2>/dev/null; exec \"$0\" many 20000 20000' '%s'",
+                      dir, launcher, faults);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "allocated 20000\n");
+    char *line = h_find_line(r.err, "^alloctrace: pid [0-9]+: .*/alloctrace\\.tracer_faults\\.[0-9]+\\.txt(\\.zst)?: trace cut, "
+                                    "the program runs on untraced: the file size limit \\(RLIMIT_FSIZE\\) is reached$");
+    assert_non_null(line);
+    h_has(r.err, "alloctrace: warning: the trace was cut");
+    free(line);
+    h_result_free(&r);
+    free(faults);
+    free(launcher);
+    h_cleanup();
+}
+
 /* ---- nginx ------------------------------------------------------------ */
 
 static int nginx_usable(void)
@@ -570,6 +593,7 @@ int main(void)
         cmocka_unit_test(test_daemon_leaks_equal_valgrinds),
         cmocka_unit_test(test_postproc_reads_a_process_tree_together),
         cmocka_unit_test(test_shim_exec_is_said_and_followed),
+        cmocka_unit_test(test_a_message_from_a_process_without_stderr_reaches_the_launcher),
         cmocka_unit_test(test_nginx_as_www_data_in_the_foreground_stopped_by_sigterm),
         cmocka_unit_test(test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit),
         cmocka_unit_test(test_memcached_stopped_by_sigterm_to_the_launcher),
