@@ -52,6 +52,8 @@ struct at_config at_cfg = {
     .leak_kinds = 1,
     .keeper = 0,
     .compress = -1,
+    .control = 1,
+    .snapshot_signal = 0,
 };
 
 static int bad(const char *name, const char *value, const char *want)
@@ -159,9 +161,10 @@ static int parse_depth(void)
     return 0;
 }
 
-static int parse_signal(void)
+/* A signal setting (the toggle signal, the snapshot signal) into *out. */
+static int parse_signal_named(const char *env, int *out)
 {
-    const char *v = at_getenv(AT_ENV_TOGGLE_SIG);
+    const char *v = at_getenv(env);
     if (!v || !*v)
         return 0;
     const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
@@ -171,7 +174,7 @@ static int parse_signal(void)
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcasecmp(s, names[i].name) == 0) {
-            at_cfg.toggle_signal = names[i].sig;
+            *out = names[i].sig;
             return 0;
         }
     if (strncasecmp(s, "RTMIN+", 6) == 0 || (*s >= '0' && *s <= '9')) {
@@ -181,12 +184,23 @@ static int parse_signal(void)
             long sig = (*s >= '0' && *s <= '9') ? n : SIGRTMIN + n;
             if (sig > 0 && sig <= SIGRTMAX && sig != SIGKILL && sig != SIGSTOP &&
                 sig != SIGSEGV && sig != SIGBUS && sig != SIGABRT) {
-                at_cfg.toggle_signal = (int)sig;
+                *out = (int)sig;
                 return 0;
             }
         }
     }
-    return bad(AT_ENV_TOGGLE_SIG, v, "expected a signal such as USR2, SIGUSR1, RTMIN+3 or a number");
+    return bad(env, v, "expected a signal such as USR2, SIGUSR1, RTMIN+3 or a number");
+}
+
+static int parse_signal(void)
+{
+    if (parse_signal_named(AT_ENV_TOGGLE_SIG, &at_cfg.toggle_signal) ||
+        parse_signal_named(AT_ENV_SNAPSHOT_SIG, &at_cfg.snapshot_signal))
+        return -1;
+    if (at_cfg.snapshot_signal && at_cfg.snapshot_signal == at_cfg.toggle_signal)
+        return bad(AT_ENV_SNAPSHOT_SIG, at_getenv(AT_ENV_SNAPSHOT_SIG),
+                   "is the toggle signal too; give them different signals");
+    return 0;
 }
 
 static int parse_start(void)
@@ -281,6 +295,7 @@ int at_config_load(void)
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
+        parse_bool(AT_ENV_CONTROL, &at_cfg.control) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode() ||
         parse_compress())

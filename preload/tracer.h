@@ -58,6 +58,8 @@ struct at_config {
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
     int compress;           /* zstd frames (zframe.c); -1 until read */
+    int control;            /* the control socket and thread (control.c) */
+    int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
     char dir[PATH_MAX];     /* relative trace names are resolved here (ALLOCTRACE_DIR, else the start directory) */
     char trace_list[PATH_MAX]; /* the launcher's list (ALLOCTRACE_TRACE_LIST), empty: none */
 };
@@ -263,6 +265,11 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+/* A snapshot's clone child: the writer starts over on a file of its own
+ * (snapshot.c); -1 with one line on stderr. */
+int at_writer_open_snapshot(const char *path, pid_t pid) AT_HIDDEN;
+/* The trace's path as configured for this process. */
+const char *at_writer_path(void) AT_HIDDEN;
 /* From the constructor: starts the thread that compresses and writes
  * (full mode; writer.c). */
 void at_writer_start_thread(void) AT_HIDDEN;
@@ -281,7 +288,7 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
  * gets ".N"); `parent`: the process it was forked from, for the launcher's
- * list (0: getppid()). Returns -1 with one line on stderr. */
+ * list (0: getppid(); -1: a snapshot, not listed). Returns -1 with one line on stderr. */
 int at_outfd_create(const char *path, int numbered, int compress, pid_t parent) AT_HIDDEN;
 /* Removes the trace if nothing was written to it, and forgets it. */
 void at_outfd_discard(void) AT_HIDDEN;
@@ -294,6 +301,15 @@ void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
+/* The control socket (control.c), kept like the trace's descriptor: moved
+ * to >= 1000, close-on-exec, invisible to the close family. at_outfd_hide
+ * returns its new number (-1: none); at_outfd_hidden its number now (a
+ * dup2 onto it moves it); at_outfd_hidden_close closes it. */
+int at_outfd_hide(int fd) AT_HIDDEN;
+int at_outfd_hidden(void) AT_HIDDEN;
+void at_outfd_hidden_close(void) AT_HIDDEN;
+/* The trace's path (absolute; empty before it is opened). */
+const char *at_outfd_path(void) AT_HIDDEN;
 
 /* ---- clock.c (record times; leaks mode's order) ----------------------- */
 /* Starts the clock with the local UTC offset (writer.c, at the header). */
@@ -537,6 +553,16 @@ extern uintptr_t at_exit_frame AT_HIDDEN;
  * /proc/self/maps, an allocator not glibc's): then every kind is
  * AT_KIND_UNKNOWN. */
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+/* A snapshot of the live process (snapshot.c). at_reach_thread_sps, in
+ * the process, reads the stack pointers of its threads other than the
+ * caller that sit in a system call (/proc/self/task/TID/syscall) into
+ * sp[0..max) and returns how many; *running counts the others. In the
+ * clone child that scans, at_reach_use_threads hands them to the scan in
+ * place of /proc/self/task (the child has one thread); `own_is_tracer`:
+ * the scanning thread's own stack is the tracer's (the control thread's),
+ * not a root. at_exit_sp is 0 there. */
+size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running) AT_HIDDEN;
+void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own_is_tracer) AT_HIDDEN;
 
 /* ---- leakreport.c (leaks mode, at exit: the report) -------------------- */
 /* Appends the live blocks in index order, each after its leak kind line
@@ -548,6 +574,27 @@ void at_leakreport_write(int emergency) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
+
+/* ---- control.c (the control path: @alloctrace.PID, the alloctrace-ct thread) */
+/* From the constructor (and a forked child): opens the socket and starts
+ * the thread, unless ALLOCTRACE_CONTROL=0; one line when it cannot. */
+void at_control_start(void) AT_HIDDEN;
+void at_control_fork_child(void) AT_HIDDEN;
+/* Attach code plugs its detach in here (NULL: "error not attached"): fn
+ * undoes the attach, writes into detail what to answer after "ok " (the
+ * trace's path) or "error " (why), and returns 0 or -1. */
+void at_control_on_detach(int (*fn)(char *detail, size_t cap)) AT_HIDDEN;
+
+/* ---- snapshot.c (a snapshot of the live blocks, now) -------------------- */
+/* Takes snapshot number N (counted per process) labelled `label` (may be
+ * empty): leaks mode writes the live blocks with their leak kinds into a
+ * file of its own (a raw clone child of the process does the work);
+ * full mode marks the point in the trace and writes the trace up to it.
+ * Returns N, with what to answer in detail ("held_us=N\nPATH" in leaks
+ * mode, "held_us=N\ntrace=PATH mark=N" in full mode: how long the
+ * tracer's locks were held, then the file), or -1 with why. Serialized. */
+int at_snapshot_take(const char *label, char *detail, size_t cap) AT_HIDDEN;
+void at_snapshot_fork_child(void) AT_HIDDEN;
 
 /* ---- signals.c --------------------------------------------------------- */
 /* Catches the signals that end the process while the program leaves them

@@ -101,5 +101,17 @@
 #define AT_ENV_DIR         "ALLOCTRACE_DIR"          /* where relative trace names are resolved (default: the start directory) */
 #define AT_ENV_TRACE_LIST  "ALLOCTRACE_TRACE_LIST"   /* the launcher's list: every trace created, exec and message */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
+#define AT_ENV_CONTROL     "ALLOCTRACE_CONTROL"      /* 0: no control socket, no control thread (default 1) */
+#define AT_ENV_SNAPSHOT_SIG "ALLOCTRACE_SNAPSHOT_SIGNAL" /* a snapshot on this signal (default none) */
+
+/* The control path (docs/tracer.md, "Talking to a running tracer"): the
+ * abstract Unix datagram socket "@alloctrace.PID" of every traced process. */
+#define AT_CONTROL_NAME    "alloctrace."
+#define AT_CONTROL_MAX     4096   /* a request or an answer, at most */
+
+/* A snapshot (docs/TEXT_FORMAT.md, "Snapshots"): in a full trace the mark
+ * of the moment it was taken, in a snapshot file the line after the
+ * header naming it: "## snapshot: N[ LABEL]". */
+#define AT_SNAPSHOT_PREFIX "## snapshot: "
 
 #endif

@@ -357,6 +357,7 @@ static void fork_child(void)
         at_state = AT_STATE_OFF;
     else
         at_context_write_registry();
+    at_control_fork_child();   /* its own socket and thread (control.c) */
     at_guard = fork_saved_guard;
     errno = e;
 }
@@ -491,6 +492,9 @@ __attribute__((constructor)) static void at_init(void)
     edit_environment();
     if (at_state == AT_STATE_ACTIVE)
         at_writer_start_thread();
+    /* The control path (control.c): @alloctrace.PID and its thread. */
+    if (at_state == AT_STATE_ACTIVE)
+        at_control_start();
     /* Leaks mode's keeper (handoff.c), when ALLOCTRACE_KEEPER=1: with TSC
      * order keys only; else the inline path stays. Not the default: on
      * the 2-core machine measured it did not pay (docs/benchmarks.md,

@@ -188,7 +188,8 @@ int at_outfd_create(const char *path, int numbered, int compress, pid_t parent)
         }
     }
     keep(fd);
-    at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
+    if (parent >= 0)   /* -1: a snapshot, not a trace of the process tree */
+        at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
     return 0;
 }
 
@@ -428,19 +429,50 @@ void at_outfd_fork_child(void)
 
 /* ---- the close family -------------------------------------------------- */
 
-static int ours(int fd)
+/* ---- the control socket (control.c) ------------------------------------ */
+
+/* The control path's socket is kept exactly as the trace's descriptor:
+ * high, close-on-exec, and not open as far as the program's close family
+ * can tell. (The only other descriptor the tracer ever holds.) */
+static atomic_int ctl_fd = -1;
+
+int at_outfd_hide(int fd)
 {
-    return fd >= 0 && fd == atomic_load(&out_fd);
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    __close(fd);
+    atomic_store(&ctl_fd, high);
+    return high;
 }
 
-/* Before the program puts something at the trace's number: the trace
- * moves to another high number, under the write lock. */
+int at_outfd_hidden(void)
+{
+    return atomic_load(&ctl_fd);
+}
+
+void at_outfd_hidden_close(void)
+{
+    int fd = atomic_exchange(&ctl_fd, -1);
+    if (fd >= 0)
+        __close(fd);
+}
+
+static int ours(int fd)
+{
+    return fd >= 0 && (fd == atomic_load(&out_fd) || fd == atomic_load(&ctl_fd));
+}
+
+/* Before the program puts something at the trace's number (or the
+ * control socket's): it moves to another high number, under the write
+ * lock. */
 static void step_aside(int fd)
 {
     pthread_mutex_lock(&fd_lock);
-    if (ours(fd)) {
+    if (fd >= 0 && fd == atomic_load(&out_fd)) {
         int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
         atomic_store(&out_fd, high);   /* -1: the next write reopens */
+    } else if (fd >= 0 && fd == atomic_load(&ctl_fd)) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+        atomic_store(&ctl_fd, high);   /* -1: the control path is gone */
     }
     pthread_mutex_unlock(&fd_lock);
 }
@@ -472,9 +504,9 @@ static int close_range_sys(unsigned lo, unsigned hi, int flags)
     return (int)syscall(SYS_close_range, lo, hi, flags);
 }
 
-EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+/* [lo, hi] without the number `fd` (none when negative or outside). */
+static int close_range_skip(unsigned lo, unsigned hi, int flags, int fd)
 {
-    int fd = atomic_load(&out_fd);
     if (fd < 0 || (unsigned)fd < lo || (unsigned)fd > hi)
         return close_range_sys(lo, hi, flags);
     int rc = 0;
@@ -482,6 +514,23 @@ EXPORT int close_range(unsigned lo, unsigned hi, int flags)
         rc = close_range_sys(lo, (unsigned)fd - 1, flags);
     if (rc == 0 && (unsigned)fd < hi)
         rc = close_range_sys((unsigned)fd + 1, hi, flags);
+    return rc;
+}
+
+EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+{
+    int a = atomic_load(&out_fd), b = atomic_load(&ctl_fd);
+    if (a < 0 || b < 0 || a == b)
+        return close_range_skip(lo, hi, flags, a >= 0 ? a : b);
+    /* Two numbers to skip: below the higher one, then above it. */
+    int top = a > b ? a : b, low = a > b ? b : a;
+    if ((unsigned)top < lo || (unsigned)top > hi)
+        return close_range_skip(lo, hi, flags, low);
+    int rc = 0;
+    if ((unsigned)top > lo)
+        rc = close_range_skip(lo, (unsigned)top - 1, flags, low);
+    if (rc == 0 && (unsigned)top < hi)
+        rc = close_range_sys((unsigned)top + 1, hi, flags);
     return rc;
 }
 
@@ -525,4 +574,9 @@ EXPORT int dup3(int old, int fd, int flags)
         return (int)syscall(SYS_dup3, old, fd, flags);
     step_aside(fd);
     return after_dup((int)syscall(SYS_dup3, old, fd, flags), fd);
+}
+
+const char *at_outfd_path(void)
+{
+    return out_path;
 }

@@ -617,6 +617,34 @@ int at_writer_open(pid_t pid, int child)
     return 0;
 }
 
+/* A snapshot's file, in the clone child that writes it (snapshot.c): the
+ * writer starts over on `path` (created, never overwritten) with the
+ * header of process `pid`, the parent; the child itself writes it. */
+int at_writer_open_snapshot(const char *path, pid_t pid)
+{
+    out_pid = getpid();
+    buf_len = 0;
+    counter = 0;
+    records = 0;
+    unbuffered = 0;
+    open_pending = 0;
+    if (at_outfd_create(path, 0, at_cfg.compress, -1) < 0)
+        return -1;
+    /* The process's own header (not a child's): the snapshot stands for
+     * the process, and the clock was started by the process already. */
+    char h[PATH_MAX + 512];
+    struct tm tm;
+    local_tm(&tm);
+    at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
+    return 0;
+}
+
+/* Where this process's trace goes (relative as configured). */
+const char *at_writer_path(void)
+{
+    return out_path;
+}
+
 /* ---- flushing ----------------------------------------------------------- */
 
 /* A child with nothing but its header keeps it unwritten (no file yet). */
