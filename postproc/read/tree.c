@@ -120,7 +120,8 @@ static int read_node(const char *path, node *nd, at_diag *d)
         at_diag_error(d, nd_diag.status ? nd_diag.status : 1, "%s: cannot read the trace", path);
         return -1;
     }
-    qsort(nd->calls, nd->n, sizeof *nd->calls, by_index);
+    if (nd->n)
+        qsort(nd->calls, nd->n, sizeof *nd->calls, by_index);
     const at_header *h = &nd->t->header;
     nd->pid = h->pid ? atol(h->pid) : -1;
     const char *v = header_value(h, "ppid");
@@ -277,7 +278,8 @@ static void plan_inherited(tree *tr)
     for (size_t i = 0; i < l.cap; i++)
         if (l.slots[i])
             tr->add[tr->nadd++] = l.slots[i];
-    qsort(tr->add, tr->nadd, sizeof *tr->add, by_index_ptr);
+    if (tr->nadd)
+        qsort(tr->add, tr->nadd, sizeof *tr->add, by_index_ptr);
     tr->add_from = parent->pid;
     free(l.slots);
 }
@@ -350,7 +352,8 @@ static void plan_children(tree *tr)
         if ((tr->ndrop > before || tr->passed_on) && children++ == 0)
             first_child = c->pid;
     }
-    qsort(tr->drop, tr->ndrop, sizeof *tr->drop, cmp_u64);
+    if (tr->ndrop)
+        qsort(tr->drop, tr->ndrop, sizeof *tr->drop, cmp_u64);
     if (tr->ndrop + tr->passed_on)
         snprintf(tr->note, sizeof tr->note,
                  "## process tree: %zu block(s) left out, still held at its end by child pid %ld%s "

@@ -344,6 +344,13 @@ static void test_shim_exec_is_said_and_followed(void **state)
         free(re);
         h_result_free(&r);
     }
+    /* An exec that fails: the shim runs on, and nothing says it exec'd. */
+    h_result r = h_sh("cd '%s' && '%s' -m leaks -o failed.txt '%s' shim /nonexistent/program", dir,
+                      launcher, prog);
+    assert_int_equal(r.status, 127);
+    h_lacks(r.err, "exec'd");
+    h_has(r.err, "alloctrace: trace: failed.txt ");
+    h_result_free(&r);
     free(launcher);
     free(prog);
     h_cleanup();
