@@ -35,6 +35,7 @@
 #include "leaks.h"
 #include "progress.h"
 #include "reorder.h"
+#include "tree.h"
 #include "reader.h"
 #include "resolve_stage.h"
 #include "select.h"
@@ -45,6 +46,8 @@
 
 typedef struct options {
     const char *input;  /* NULL or "-": stdin */
+    const char *const *tree; /* the other traces of input's process tree */
+    size_t ntree;
     const char *output; /* NULL or "-": stdout */
     bool leaks;
     bool compress;
@@ -140,13 +143,15 @@ static const char short_options[] = "lcs:b:C:R:o:qhVr";
 
 static void usage(FILE *f)
 {
-    fputs("Usage: " AT_PROGRAM " [OPTIONS] [INPUT]\n"
+    fputs("Usage: " AT_PROGRAM " [OPTIONS] [INPUT [OTHER...]]\n"
           "       " AT_PROGRAM " --diff OLD [OPTIONS] NEW\n"
           "       " AT_PROGRAM " --gate [GATE OPTIONS] TRACE...   (see --gate --help)\n"
           "\n"
           "Reads an alloctrace (or sp-rtrace 2.0) text trace from INPUT (default: stdin),\n"
           "plain or zstd-compressed (told by content, not by name), and writes it back,\n"
-          "filtered, in normal form.\n"
+          "filtered, in normal form. OTHER...: the other traces of INPUT's process tree\n"
+          "(its parent's, its children's): with -l, a block inherited across fork is\n"
+          "reported by the process that still holds it at its end.\n"
           "\n"
           "  -l, --filter-leaks          keep only allocations never freed (leaks)\n"
           "  -c, --compress              group calls by backtrace\n"
@@ -387,8 +392,12 @@ static void parse_options(int argc, char **argv, options *o)
     }
     if (optind < argc)
         o->input = argv[optind++];
-    if (optind < argc)
-        option_error("one input at most; extra argument '%s'", argv[optind]);
+    /* More inputs: the other traces of the input's process tree (tree.h). */
+    o->tree = (const char *const *)argv + optind;
+    o->ntree = (size_t)(argc - optind);
+    if (o->ntree && (o->diff_old || !o->input || strcmp(o->input, "-") == 0))
+        option_error("extra argument '%s': more traces (of one process tree) follow a trace file, "
+                     "not stdin or --diff", argv[optind]);
     /* A trace is never typed in: waiting on a terminal would look like a hang. */
     if (!o->input && !o->check_filters && isatty(0))
         option_error("no INPUT given and standard input is a terminal%s (see --help)", "");
@@ -508,6 +517,14 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
 
     /* compressed-form calls back into index order, first of all */
     push(p, at_reorder_new(p->head, t, d), at_reorder_free);
+
+    /* before them, what the rest of the process tree holds (tree.h) */
+    if (o->ntree) {
+        at_stage *s = at_tree_new(p->head, t, o->input, o->tree, o->ntree, o->leaks, d);
+        if (!s)
+            return -1;
+        push(p, s, at_tree_free);
+    }
     return 0;
 }
 

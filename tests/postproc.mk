@@ -3,6 +3,7 @@
 UNIT_TESTS += tests/unit/test_reader.c tests/unit/test_reader_input.c tests/unit/test_reorder.c
 UNIT_TESTS += tests/unit/test_writer.c
 UNIT_TESTS += tests/unit/test_leaks.c
+UNIT_TESTS += tests/unit/test_tree.c
 UNIT_TESTS += tests/unit/test_compress.c
 UNIT_TESTS += tests/unit/test_select.c
 FUZZ_TARGETS += tests/fuzz/fuzz_reader.c

@@ -8,5 +8,7 @@ POSTPROC_SRCS += postproc/read/reorder.c
 # The progress line of a long read on a terminal.
 POSTPROC_SRCS += postproc/read/progress.c
 POSTPROC_PKGS += libzstd
+# The other traces of one process tree, read with the trace processed.
+POSTPROC_SRCS += postproc/read/tree.c
 # --snapshot N: the input ended at a snapshot's mark.
 POSTPROC_SRCS += postproc/read/snapmark.c

@@ -106,13 +106,15 @@ static __attribute__((noinline)) int enter_slow(int g)
  * Whether this call is to be traced; on yes the guard is taken and the
  * frame depth to use is returned through *depth. Guard values: 0 = not in
  * the tracer, 1 = in the tracer (pass through), AT_GUARD_UNWINDING = inside
- * unw_backtrace. An allocation made there - the loader's lazy allocation
- * of libunwind's thread-local block, the first time a thread unwinds - is
- * recorded, without frames (no nested unwinding), so that its release at
- * thread exit pairs with it. No tracer lock is held while unwinding, so
- * recording then cannot deadlock. Leaks mode lets them pass untraced
- * instead: it ignores releases of unknown blocks anyway, and a thread still
- * alive at exit must not show its libunwind block as a leak.
+ * unw_backtrace. An allocation made there is the tracer's own: the
+ * loader's lazy allocation of libunwind's thread-local block (16 bytes),
+ * the first time a thread unwinds. It passes untraced in both modes. Full
+ * mode once recorded it, without frames, so that its release paired with
+ * it; but glibc keeps a finished thread's stack, and that block with it,
+ * for the next thread, so the release rarely comes, and every threaded
+ * program showed one 16-byte "leak" with no stack per thread. A release
+ * that does come (pthread_create reusing a cached stack) is one of a block
+ * the trace does not know, which readers ignore (TEXT_FORMAT.md).
  */
 static inline int enter(int *saved, int *depth)
 {
@@ -120,10 +122,10 @@ static inline int enter(int *saved, int *depth)
     if (__builtin_expect(g == 1 || at_state != AT_STATE_ACTIVE || !at_enabled, 0) &&
         !enter_slow(g))
         return 0;
-    if (g && at_cfg.leaks_mode)
+    if (g)
         return 0;
     *saved = g;
-    *depth = g ? 0 : at_cfg.depth;
+    *depth = at_cfg.depth;
     at_guard = 1;
     return 1;
 }
@@ -137,10 +139,10 @@ static inline int enter_release(int *saved, int *depth)
         return 0;
     if (!at_enabled && !at_cfg.leaks_mode)
         return 0;
-    if (g && at_cfg.leaks_mode)
+    if (g)   /* inside unwinding: the tracer's own (see enter) */
         return 0;
     *saved = g;
-    *depth = g ? 0 : at_cfg.depth;
+    *depth = at_cfg.depth;
     at_guard = 1;
     return 1;
 }
@@ -359,6 +361,60 @@ static __attribute__((noinline)) void *sampled_realloc(enum at_fn fn, void *p, s
 
 #define EXPORT __attribute__((visibility("default")))
 
+/*
+ * The tracer's own blocks (see enter: libunwind's thread-local blocks, one
+ * per thread that unwound) are remembered, so that their releases pass
+ * untraced too: glibc frees them in whichever thread reclaims the dead
+ * thread's stack. A small table, with no lock: a block goes to one of 16
+ * slots after its hash (CAS into an empty one); a release looks at those
+ * 16 (two cache lines) only while the table holds anything. A block that
+ * finds no free slot (over a thousand threads alive at once) is
+ * forgotten: its release then shows in the trace as one of an unknown
+ * block, which readers ignore.
+ */
+#define OWN_SLOTS 1024
+#define OWN_PROBE 16
+static void *own_blocks[OWN_SLOTS];
+static int own_count;
+
+static inline size_t own_home(const void *p)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull >> 54) & (OWN_SLOTS - OWN_PROBE);
+}
+
+static void own_add(void *p)
+{
+    if (!p)
+        return;
+    void **slot = own_blocks + own_home(p);
+    for (int i = 0; i < OWN_PROBE; i++) {
+        void *empty = NULL;
+        if (__atomic_compare_exchange_n(&slot[i], &empty, p, 0, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_add_fetch(&own_count, 1, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+}
+
+/* Whether p is one of the tracer's own blocks; forgets it if so. */
+static inline int own_take(void *p)
+{
+    if (__builtin_expect(__atomic_load_n(&own_count, __ATOMIC_ACQUIRE) == 0, 1))
+        return 0;
+    void **slot = own_blocks + own_home(p);
+    for (int i = 0; i < OWN_PROBE; i++) {
+        void *seen = p;
+        if (__atomic_load_n(&slot[i], __ATOMIC_RELAXED) == p &&
+            __atomic_compare_exchange_n(&slot[i], &seen, NULL, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED)) {
+            __atomic_sub_fetch(&own_count, 1, __ATOMIC_RELEASE);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 EXPORT void *malloc(size_t n)
 {
     if (!ready())
@@ -366,8 +422,12 @@ EXPORT void *malloc(size_t n)
     if (at_sample_skip(n))
         return at_real.malloc(n);
     int saved, depth;
-    if (!enter(&saved, &depth))
-        return at_real.malloc(n);
+    if (!enter(&saved, &depth)) {
+        void *p = at_real.malloc(n);
+        if (__builtin_expect(at_guard == AT_GUARD_UNWINDING, 0))
+            own_add(p);
+        return p;
+    }
     void *p = at_real.malloc(n);
     if (p)
         record_alloc_keep_errno(AT_MALLOC, n, p, 0, depth);
@@ -399,6 +459,10 @@ EXPORT void free(void *p)
         return;
     if (!ready())
         return;
+    if (own_take(p)) {
+        at_real.free(p);
+        return;
+    }
     if (__builtin_expect(at_sampling, 0) && !at_sample_take((uintptr_t)p)) {
         at_real.free(p);   /* not picked: nothing to record */
         return;

@@ -216,6 +216,18 @@ static void before_exec(const char *what)
     at_guard = 0;
 }
 
+/* The exec failed and the image runs on: the launcher's "exec'd PATH"
+ * would be wrong. errno is the exec's. */
+static int after_exec(int rc)
+{
+    if (at_state == AT_STATE_ACTIVE && !at_guard) {
+        int e = errno;
+        at_tracelist_line("noexec", 0, "");
+        errno = e;
+    }
+    return rc;
+}
+
 #define REAL(name, type) \
     static type real_##name; \
     if (!real_##name) \
@@ -229,28 +241,28 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     REAL(execve, execve_t);
     before_exec(path);
-    return real_execve(path, argv, envp);
+    return after_exec(real_execve(path, argv, envp));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
     REAL(execv, execv_t);
     before_exec(path);
-    return real_execv(path, argv);
+    return after_exec(real_execv(path, argv));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     REAL(execvp, execv_t);
     before_exec(file);
-    return real_execvp(file, argv);
+    return after_exec(real_execvp(file, argv));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     REAL(execvpe, execve_t);
     before_exec(file);
-    return real_execvpe(file, argv, envp);
+    return after_exec(real_execvpe(file, argv, envp));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -258,7 +270,7 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     REAL(fexecve, fexecve_t);
     (void)fd;
     before_exec("a program by descriptor (fexecve)");
-    return real_fexecve(fd, argv, envp);
+    return after_exec(real_fexecve(fd, argv, envp));
 }
 
 /* The execl family: collect the list into an array, then the v form. */

@@ -10,7 +10,8 @@
  *
  *   trace PID PPID PATH      a trace was created
  *   gone PID PATH            ... and removed, empty (the process exec'd)
- *   exec PID PATH            the process exec'd PATH, untraced
+ *   exec PID PATH            the process exec'd PATH (or tried to)
+ *   noexec PID               ... and the exec failed: it runs on
  *   warn PID TEXT            a message the tracer printed
  *
  * Decisions: the file is opened for each line (lines are rare: one per

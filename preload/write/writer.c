@@ -882,8 +882,12 @@ void at_writer_fork_prepare(void)
     at_outfd_fork_prepare();
 }
 
+/* A process that forked keeps its trace even with no call in it (a
+ * daemon's middle process): its header links the child's trace to its
+ * parent's (postproc/read/tree.c). */
 void at_writer_fork_parent(void)
 {
+    note_record();
     at_outfd_fork_parent();
     pthread_mutex_unlock(&wr_lock);
     unlock_ev();

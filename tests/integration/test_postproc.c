@@ -264,7 +264,7 @@ static void option_errors_are_one_line_and_status_2(void **state)
     (void)state;
     char *bin = h_path("postproc/alloctrace-postproc");
     const char *cases[] = { "-c -s bogus", "--no-such-option", "-b", "-b 0", "-b x",
-                            "-s size", "--call-address nothing", "a b", "-C 0xzz" };
+                            "-s size", "--call-address nothing", "- b", "-C 0xzz" };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         h_result r = h_sh("%s %s < /dev/null", bin, cases[i]);
         assert_int_equal(r.status, 2);

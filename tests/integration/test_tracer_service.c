@@ -193,10 +193,9 @@ static void test_daemon_is_followed_and_every_trace_is_named(void **state)
         assert_int_equal(wait_number(dir, "status"), 0);
         char *err = read_in(dir, "launcher.err");
         h_has(err, "left 1 process running (a daemon): following it until it ends");
-        /* Full mode: the middle process, which only forks and exits,
-         * records nothing and leaves no file; leaks mode: its report. */
-        assert_int_equal(h_count_lines(err, "^alloctrace: trace: alloctrace\\.tracer_service\\.[0-9]+\\.txt"),
-                         m == 0 ? 2 : 3);
+        /* The middle process too, which only forks and exits: its header
+         * links the daemon's trace to its parent's. */
+        assert_int_equal(h_count_lines(err, "^alloctrace: trace: alloctrace\\.tracer_service\\.[0-9]+\\.txt"), 3);
         char *trace = trace_of(dir, "tracer_service", daemon);
         assert_non_null(trace);
         char *root = trace_of("/", "tracer_service", daemon);
@@ -258,6 +257,60 @@ static void test_daemon_leaks_equal_valgrinds(void **state)
     h_cleanup();
 }
 
+/* Sizes of the blocks `alloctrace-postproc -l TRACE OTHERS` reports, sorted. */
+static char *leaked_sizes(const char *trace, const char *others)
+{
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result r = h_sh("%s -l '%s' %s | sed -n 's/^[0-9]*\\. .*malloc(\\([0-9]*\\)).*/\\1/p' "
+                      "| sort -n | tr '\\n' ' '", pp, trace, others);
+    assert_int_equal(r.status, 0);
+    free(pp);
+    char *s = strdup(r.out);
+    h_result_free(&r);
+    return s;
+}
+
+/* The daemon's three traces read together: the block leaked before the
+ * forks is reported once, by the daemon that holds it at its end, with
+ * its allocation stack; the parent and the middle process report nothing.
+ * Read alone, the parent reports it. Full and leaks mode alike. */
+static void test_postproc_reads_a_process_tree_together(void **state)
+{
+    (void)state;
+    for (size_t m = 0; m < 2; m++) {
+        char *dir = h_tmpdir();
+        char *args = h_fmt("-m %s %s daemon %s/daemon.pid", modes[m], h_path(SERVICE), dir);
+        launch_bg(dir, args);
+        long daemon = wait_number(dir, "daemon.pid");
+        kill((pid_t)daemon, SIGTERM);
+        assert_int_equal(wait_number(dir, "status"), 0);
+        char *all = h_fmt("%s/alloctrace.tracer_service.*", dir);
+        char *trace = trace_of(dir, "tracer_service", daemon);
+        char *sizes = leaked_sizes(trace, all);
+        assert_string_equal(sizes, "1001 2002 3003 ");
+        free(sizes);
+        h_result ls = h_sh("ls %s | grep -v '\\.%ld\\.txt'", all, daemon);
+        size_t ancestors = 0, alone_1001 = 0;
+        for (char *line = strtok(ls.out, "\n"); line; line = strtok(NULL, "\n")) {
+            char *together = leaked_sizes(line, all), *alone = leaked_sizes(line, "");
+            assert_string_equal(together, "");
+            alone_1001 += strcmp(alone, "1001 ") == 0;
+            free(together);
+            free(alone);
+            ancestors++;
+        }
+        assert_int_equal(ancestors, 2);
+        /* Alone: the parent reports it; in leaks mode the middle process
+         * too (its report lists what it inherited). */
+        assert_int_equal(alone_1001, m == 0 ? 1 : 2);
+        h_result_free(&ls);
+        free(trace);
+        free(all);
+        free(args);
+    }
+    h_cleanup();
+}
+
 /* A shim that execs the real program: the launcher says so, never
  * "killed"; with --follow-exec the trace named is the program's. */
 static void test_shim_exec_is_said_and_followed(void **state)
@@ -291,8 +344,38 @@ static void test_shim_exec_is_said_and_followed(void **state)
         free(re);
         h_result_free(&r);
     }
+    /* An exec that fails: the shim runs on, and nothing says it exec'd. */
+    h_result r = h_sh("cd '%s' && '%s' -m leaks -o failed.txt '%s' shim /nonexistent/program", dir,
+                      launcher, prog);
+    assert_int_equal(r.status, 127);
+    h_lacks(r.err, "exec'd");
+    h_has(r.err, "alloctrace: trace: failed.txt ");
+    h_result_free(&r);
     free(launcher);
     free(prog);
+    h_cleanup();
+}
+
+/* A process whose stderr goes nowhere (a daemon's) and whose trace is cut
+ * by the file size limit: the tracer's line reaches the launcher's stderr
+ * with the process's pid, and the launcher warns about the cut trace. */
+static void test_a_message_from_a_process_without_stderr_reaches_the_launcher(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *launcher = h_path("scripts/alloctrace");
+    char *faults = h_path("build/tests/programs/tracer_faults");
+    h_result r = h_sh("cd '%s' && '%s' --follow-exec -m leaks -- sh -c 'exec 2>/dev/null; exec \"$0\" many 20000 20000' '%s'",
+                      dir, launcher, faults);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "allocated 20000\n");
+    char *line = h_find_line(r.err, "^alloctrace: pid [0-9]+: .*/alloctrace\\.tracer_faults\\.[0-9]+\\.txt(\\.zst)?: trace cut, "
+                                    "the program runs on untraced: the file size limit \\(RLIMIT_FSIZE\\) is reached$");
+    assert_non_null(line);
+    h_has(r.err, "alloctrace: warning: the trace was cut");
+    free(line);
+    h_result_free(&r);
+    free(faults);
+    free(launcher);
     h_cleanup();
 }
 
@@ -432,6 +515,82 @@ static void test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit(void **state)
     h_cleanup();
 }
 
+/* ---- memcached -------------------------------------------------------- */
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    getsockname(s, (struct sockaddr *)&a, &len);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* memcached with two worker threads, stopped by SIGTERM to the launcher:
+ * it exits with the status a plain run stopped the same way has, and leaks
+ * mode's report is whole. */
+static void test_memcached_stopped_by_sigterm_to_the_launcher(void **state)
+{
+    (void)state;
+    if (!h_have("memcached"))
+        skip();
+    char *dir = h_tmpdir();
+    int port = free_port();
+    const char *user = geteuid() == 0 ? "-u root " : "";
+    h_result plain = h_sh("cd '%s' && memcached %s-t 2 -l 127.0.0.1 -p %d -U 0 & sleep 1; kill -TERM $!; "
+                          "wait $!", dir, user, port);
+    int expected = plain.status;
+    h_result_free(&plain);
+    char *args = h_fmt("-m leaks memcached %s-t 2 -l 127.0.0.1 -p %d -U 0", user, port);
+    launch_bg(dir, args);
+    long launcher = wait_number(dir, "launcher.pid");
+    int s = -1;
+    for (int i = 0; i < 100 && s < 0; i++) {   /* until it listens */
+        s = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        if (connect(s, (struct sockaddr *)&a, sizeof a) != 0) {
+            close(s);
+            s = -1;
+            usleep(50000);
+        }
+    }
+    assert_true(s >= 0);
+    const char cmd[] = "set k 0 0 5\r\nhello\r\nget k\r\n";
+    char buf[256] = "";
+    assert_int_equal(write(s, cmd, sizeof cmd - 1), (ssize_t)sizeof cmd - 1);
+    size_t got = 0;
+    while (got < sizeof buf - 1 && !strstr(buf, "END\r\n")) {
+        ssize_t r = read(s, buf + got, sizeof buf - 1 - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+        buf[got] = '\0';
+    }
+    close(s);
+    h_has(buf, "VALUE k 0 5\r\nhello\r\nEND");
+    kill((pid_t)launcher, SIGTERM);
+    assert_int_equal(wait_number(dir, "status"), expected);
+    char *err = read_in(dir, "launcher.err");
+    h_lacks(err, "warning");
+    char *line = h_find_line(err, "^alloctrace: trace: alloctrace\\.memcached\\.[0-9]+\\.txt(\\.zst)? ");
+    assert_non_null(line);
+    char name[256];
+    assert_int_equal(sscanf(line, "alloctrace: trace: %255s", name), 1);
+    char *path = h_fmt("%s/%s", dir, name);
+    struct t_trace t = t_load(path);
+    assert_true(t.leak_summary);
+    assert_true(t.n > 0);
+    t_free(&t);
+    free(path);
+    free(line);
+    free(err);
+    free(args);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,9 +598,12 @@ int main(void)
         cmocka_unit_test(test_second_sigint_to_the_launcher_loses_nothing),
         cmocka_unit_test(test_daemon_is_followed_and_every_trace_is_named),
         cmocka_unit_test(test_daemon_leaks_equal_valgrinds),
+        cmocka_unit_test(test_postproc_reads_a_process_tree_together),
         cmocka_unit_test(test_shim_exec_is_said_and_followed),
+        cmocka_unit_test(test_a_message_from_a_process_without_stderr_reaches_the_launcher),
         cmocka_unit_test(test_nginx_as_www_data_in_the_foreground_stopped_by_sigterm),
         cmocka_unit_test(test_nginx_as_www_data_daemon_stopped_by_nginx_s_quit),
+        cmocka_unit_test(test_memcached_stopped_by_sigterm_to_the_launcher),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
