@@ -458,6 +458,7 @@ typedef struct profile {
     size_t nstrings;
     int64_t type[4], total[4];
     size_t ntypes, nsamples, nlocations, lines_with_number;
+    size_t inlined_locations;   /* locations of more than one line */
     uint64_t period, period_type;
     uint64_t fn_names[4096];   /* function id -> name's string index */
 } profile;
@@ -488,8 +489,9 @@ static void read_profile(const uint8_t *data, size_t len, profile *pr)
                 }
         } else if (f == 4) {   /* location: its lines */
             pr->nlocations++;
+            size_t lines = 0;
             while ((f2 = field(&sub, &wt2, &s2, &v2)) != 0)
-                if (f2 == 4) {
+                if (f2 == 4 && ++lines) {
                     pb s3;
                     int wt3, f3;
                     uint64_t v3;
@@ -497,6 +499,7 @@ static void read_profile(const uint8_t *data, size_t len, profile *pr)
                         if (f3 == 2 && v3 > 0)
                             pr->lines_with_number++;
                 }
+            pr->inlined_locations += lines > 1;
         } else if (f == 5) {   /* function */
             uint64_t id = 0, name = 0;
             while ((f2 = field(&sub, &wt2, &s2, &v2)) != 0) {
@@ -612,6 +615,49 @@ static void test_pprof_of_full_leaks_and_sampled_traces_reads_back(void **state)
     h_cleanup();
 }
 
+/* A resolved frame with an inlined call (two frame lines at one address,
+ * TEXT_FORMAT.md section 5) is one location of two lines. */
+static void test_pprof_inlined_calls_are_lines_of_one_location(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *path = h_fmt("%s/inl.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("version=2.0, arch=x86_64, process=./s, pid=1, filter=resolve, \n"
+          "<1> : memory (memory allocation in bytes)\n"
+          ": /tmp/s => 0x1000-0x5000\n"
+          "1. malloc(48) = 0x10\n"
+          "\t0x1110 helper() at /tmp/s.c:4 [inlined]\n"
+          "\t0x1110 main() at /tmp/s.c:10\n"
+          "\t0x1200 __libc_start_main() from /lib/libc.so.6\n\n", f);
+    fclose(f);
+    char *gz = h_fmt("%s/inl.pb.gz", dir), *raw = h_fmt("%s/inl.pb", dir);
+    char *args = h_fmt("--format pprof -o %s", gz);
+    h_result r = pp(args, path);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    r = h_sh("gzip -dc %s > %s", gz, raw);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    size_t len;
+    char *data = h_read_file(raw, &len);
+    static profile pr;
+    read_profile((const uint8_t *)data, len, &pr);
+    assert_int_equal(pr.nlocations, 3);        /* malloc, 0x1110, 0x1200 */
+    assert_int_equal(pr.inlined_locations, 1);
+    assert_true(has_function(&pr, "helper"));
+    assert_true(has_function(&pr, "main"));
+    assert_int_equal(pr.lines_with_number, 2);   /* s.c:4 and s.c:10 */
+    assert_int_equal(pr.total[1], 48);
+    free_profile(&pr);
+    free(data);
+    free(args);
+    free(raw);
+    free(gz);
+    free(path);
+    h_cleanup();
+}
+
 static void test_pprof_refuses_a_terminal(void **state)
 {
     (void)state;
@@ -647,6 +693,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sampled_trace_through_every_output, h_teardown),
         cmocka_unit_test_teardown(test_pprof_of_full_leaks_and_sampled_traces_reads_back,
                                   h_teardown),
+        cmocka_unit_test_teardown(test_pprof_inlined_calls_are_lines_of_one_location, h_teardown),
         cmocka_unit_test_teardown(test_pprof_refuses_a_terminal, h_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
