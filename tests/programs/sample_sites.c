@@ -25,7 +25,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void *volatile sink;
+/* Per thread: `threads N` runs the sites at once, and one shared sink let
+ * a thread free the block another had just put there (a double free). */
+static __thread void *volatile sink;
 
 __attribute__((noinline)) static void site_small(void)
 {
