@@ -54,6 +54,7 @@ struct at_config {
     int toggle_signal;      /* 0: none */
     int follow_fork;
     int follow_exec;
+    long exec_chain;        /* > 0: only this pid's exec'd programs are traced (the gate) */
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
@@ -244,7 +245,9 @@ void at_append_raw(const char *text, size_t len) AT_HIDDEN;
 int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
 void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
-void at_writer_before_exec(void) AT_HIDDEN;
+/* Writes what is buffered and, where the file exists, "## exec: PATH":
+ * the gate tells a wrapper that exec'd from a process that died. */
+void at_writer_before_exec(const char *path) AT_HIDDEN;
 /* The end of the process: writes what is buffered, then nothing more. */
 void at_writer_seal(void) AT_HIDDEN;
 /* From a handler of a signal that ends the process, async-signal-safe:

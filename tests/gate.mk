@@ -8,7 +8,7 @@ UNIT_TESTS += tests/unit/test_gate.c tests/unit/test_gate_baseline.c tests/unit/
 GP := $(B)/tests/programs
 GATE_PROGS := $(GP)/gate_leaky $(GP)/gate_clean $(GP)/libgate_lib.so $(GP)/gate_uselib \
               $(GP)/gate_segv $(GP)/gate_empty $(GP)/gate_empty_cxx $(GP)/gate_spawn \
-              $(GP)/gate_leaky_cxx \
+              $(GP)/gate_leaky_cxx $(GP)/gate_fork \
               $(GP)/gate_static
 GATE_PROG_CFLAGS := -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 

@@ -103,6 +103,14 @@ void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why)
         p->problem = keep(g, why);
 }
 
+void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program)
+{
+    p->exec_into = keep(g, program && *program ? program : AT_UNKNOWN);
+}
+
+/* Whether the process has a verdict of its own (not a wrapper that exec'd). */
+static bool judged(const at_gate_proc *p) { return !p->exec_into; }
+
 /* ---- grouping and suppressions ------------------------------------------ */
 
 static int by_stack_kind_size(const void *a, const void *b)
@@ -279,11 +287,14 @@ int at_gate_finish(at_gate *g)
         if (p->problem && !g->untrusted)
             g->untrusted = p->problem;
     }
+    size_t njudged = 0;
+    for (size_t i = 0; i < g->nprocs; i++)
+        njudged += judged(&g->procs[i]);
     if (g->opt.program_signal > 0)
         g->untrusted = "the program was killed by a signal before it exited";
-    else if (g->nprocs == 0 && g->nskipped > 0)
+    else if (njudged == 0 && g->nskipped > 0)
         g->untrusted = "no traced process was one to judge (--process)";
-    else if (g->nprocs == 0)
+    else if (njudged == 0)
         g->untrusted = "no trace was written: the tracer was not loaded "
                        "(static or setuid program?)";
 
@@ -355,8 +366,15 @@ static void print_process(FILE *out, const at_gate *g, const at_gate_proc *p)
     if (p->trace_path) /* none when the trace is a temporary file, deleted when done */
         fprintf(out, ", trace %s", p->trace_path);
     fputc('\n', out);
+    if (p->exec_into) {
+        fprintf(out, "exec'd %s: not judged itself; the program it became is judged below\n\n",
+                p->exec_into);
+        return;
+    }
+    /* A trace that cannot be trusted has no leaks added (gate_run.c): what
+     * it holds was never judged, so no "Leak of" line may suggest it was. */
     if (p->problem)
-        fprintf(out, "alloctrace: cannot judge this process: %s\n", p->problem);
+        fprintf(out, "alloctrace: not judged: %s\n", p->problem);
     size_t shown = p->ngroups;
     if (g->opt.max_groups && shown > g->opt.max_groups)
         shown = g->opt.max_groups;

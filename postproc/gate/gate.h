@@ -81,7 +81,9 @@ typedef struct at_gate_proc {
     const char *trace_path; /* arena strings; NULL: a temporary trace, not named */
     const char *process;
     long pid;
-    const char *problem; /* non-NULL: this trace cannot be trusted (why) */
+    const char *problem; /* non-NULL: this trace cannot be trusted (why); not judged */
+    const char *exec_into; /* non-NULL: the process exec'd this program, judged in
+                              the trace after this one; this one is not judged */
     at_gate_group *groups;
     size_t ngroups, cap;
     uint64_t bytes, blocks;                       /* left after suppressions */
@@ -144,6 +146,11 @@ at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char
 /* Marks a process's trace as not trustworthy (truncated, unreadable): the
  * verdict will be AT_GATE_UNTRUSTED. */
 void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why);
+
+/* Marks a process that exec'd `program` (a wrapper: `exec "$@"`, libtool's
+ * scripts): its own trace ends at the exec and is not judged; the program
+ * it became is judged in a trace of its own. */
+void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program);
 
 /* Groups the blocks by stack and applies the suppressions with matcher m
  * given to at_gate_new. maps may be NULL; `stacks` serves as the frame

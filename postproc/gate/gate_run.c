@@ -365,6 +365,21 @@ static char *cut_reason(int fd)
     return strncmp(last, AT_CUT_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
 }
 
+/* The program on the tracer's exec line ("## exec: PATH", written before
+ * an exec) when it is the trace's last line, as a new string, or NULL. */
+static char *exec_line(int fd)
+{
+    char buf[1024];
+    size_t n = read_tail(fd, buf, sizeof buf);
+    if (!n)
+        return NULL;
+    buf[n - 1] = '\0';
+    char *last = strrchr(buf, '\n');
+    last = last ? last + 1 : buf;
+    size_t plen = strlen(AT_EXEC_PREFIX);
+    return strncmp(last, AT_EXEC_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
+}
+
 /* Why the trace is not whole, or NULL. */
 static char *completeness(int fd, const at_trace *t, const collector *c)
 {
@@ -413,9 +428,58 @@ static bool removed(const gate_opts *o, const char *path)
     return false;
 }
 
+/* The header's pid of the trace at path, or -1. */
+static long file_pid(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *v = fd >= 0 ? header_field(fd, AT_HDR_PID) : NULL;
+    char *end = NULL;
+    long pid = v ? strtol(v, &end, 10) : -1;
+    if (!v || *end || end == v)
+        pid = -1;
+    free(v);
+    if (fd >= 0)
+        close(fd);
+    return pid;
+}
+
+/* Whether trace b was written after trace a by the same process: an exec'd
+ * program that keeps the pid gets the same name with ".N" added, so the
+ * longer name (then the larger, for ".10" after ".9") is the later one. */
+static bool later_name(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return lb != la ? lb > la : strcmp(b, a) > 0;
+}
+
+/* The program trace i's process exec'd into (a new string), or NULL: the
+ * next trace of the same pid, when there is one. */
+static char *exec_successor(const gate_opts *o, const long *pids, size_t i)
+{
+    const char *best = NULL;
+    for (size_t j = 0; j < o->ntraces; j++)
+        if (j != i && pids[i] >= 0 && pids[j] == pids[i] && later_name(o->traces[i], o->traces[j]) &&
+            (!best || later_name(o->traces[j], best)))
+            best = o->traces[j];
+    if (!best)
+        return NULL;
+    int fd = open(best, O_RDONLY | O_CLOEXEC);
+    char *process = fd >= 0 ? header_field(fd, AT_HDR_PROCESS) : NULL;
+    if (fd >= 0)
+        close(fd);
+    return process ? process : strdup(AT_UNKNOWN);
+}
+
 /* Reads one trace into the gate. Returns -1 when it cannot be opened.
- * A trace that is deleted when done is not named in the reports. */
-static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
+ * A trace that is deleted when done is not named in the reports.
+ * exec_into: the program the process became by exec, when a trace of the
+ * same pid follows; a leaks-mode trace that then ends without its summary
+ * (the tracer writes it at exit, and the process never exited) is that
+ * wrapper's, not judged, not a problem. main_chain: the trace is of the
+ * pid the gate started (the first trace's), whose exec'd programs must be
+ * traced: one that left no trace is a process that could not be judged. */
+static int judge_trace(at_gate *g, const char *path, const gate_opts *o, const char *exec_into,
+                       bool main_chain)
 {
     bool quiet = o->quiet;
     const char *cache_dir = o->cache_dir;
@@ -444,10 +508,38 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
     at_gate_proc *p = at_gate_add_process(g, removed(o, path) ? NULL : path, t->header.process,
                                           header_pid(t));
     char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
-    if (why)
+    uint64_t summary_blocks, summary_bytes;
+    char *cut = why ? cut_reason(fd) : NULL;
+    char *execd = why && !cut ? exec_line(fd) : NULL;
+    bool wrapper = why && !cut && leaks_mode(fd) && (execd || exec_into) &&
+                   !read_leak_summary(fd, &summary_blocks, &summary_bytes);
+    if (wrapper && exec_into) {
+        at_gate_set_exec(g, p, exec_into);
+    } else if (wrapper && !main_chain) {
+        /* A child that exec'd a program the gate does not follow (the
+         * tools a test runs, as memcheck without --trace-children). */
+        char *what = NULL;
+        if (asprintf(&what, "%s (not traced: --follow-children judges it)", execd) < 0)
+            what = NULL;
+        at_gate_set_exec(g, p, what ? what : execd);
+        free(what);
+    } else if (wrapper) {
+        char *what = NULL;
+        if (asprintf(&what, "it exec'd %s, which left no trace (a static or setuid program?)",
+                     execd) < 0)
+            what = NULL;
+        at_gate_set_problem(g, p, what ? what : "it exec'd a program that left no trace");
+        free(what);
+    } else if (why) {
+        /* Not judged: its blocks are not added, so no report, JSON or
+         * log shows a leak the gate did not judge (a crashed test's). */
         at_gate_set_problem(g, p, why);
+    } else {
+        at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
+    }
+    free(execd);
+    free(cut);
     free(why);
-    at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
 
     free(c.blocks);
     at_leaks_free(leaks);
@@ -596,12 +688,18 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     }
     at_gate *g = at_gate_new(&o->gate, &m, base);
     int status = 0;
+    long *pids = at_xreallocarray(NULL, o->ntraces ? o->ntraces : 1, sizeof *pids);
+    for (size_t i = 0; i < o->ntraces; i++)
+        pids[i] = file_pid(o->traces[i]);
     for (size_t i = 0; i < o->ntraces && status == 0; i++) {
+        char *exec_into = exec_successor(o, pids, i);
         if (o->process_re && !wanted(o->traces[i], &re))
             g->nskipped++;
-        else if (judge_trace(g, o->traces[i], o) != 0)
+        else if (judge_trace(g, o->traces[i], o, exec_into, pids[i] >= 0 && pids[i] == pids[0]) != 0)
             status = AT_GATE_USAGE;
+        free(exec_into);
     }
+    free(pids);
     if (o->process_re)
         regfree(&re);
     at_baseline *written = NULL;

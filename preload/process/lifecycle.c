@@ -196,12 +196,14 @@ EXPORT void _Exit(int status) { exit_now(status); }
 
 /* ---- exec ------------------------------------------------------------- */
 
-static void before_exec(void)
+/* path: the program as the caller named it, for the trace's exec line
+ * (the gate's way to tell a wrapper that exec'd the test). */
+static void before_exec(const char *path)
 {
     if (at_state != AT_STATE_ACTIVE || at_guard)
         return;
     at_guard = 1;
-    at_writer_before_exec();
+    at_writer_before_exec(path);
     at_guard = 0;
 }
 
@@ -217,35 +219,35 @@ typedef int (*fexecve_t)(int, char *const[], char *const[]);
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     REAL(execve, execve_t);
-    before_exec();
+    before_exec(path);
     return real_execve(path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
     REAL(execv, execv_t);
-    before_exec();
+    before_exec(path);
     return real_execv(path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     REAL(execvp, execv_t);
-    before_exec();
+    before_exec(file);
     return real_execvp(file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     REAL(execvpe, execve_t);
-    before_exec();
+    before_exec(file);
     return real_execvpe(file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve, fexecve_t);
-    before_exec();
+    before_exec("(a descriptor)");
     return real_fexecve(fd, argv, envp);
 }
 
@@ -425,6 +427,14 @@ void at_start(void)
     if (!at_real.free || at_config_load() < 0)
         goto off;
     env_pending = !at_cfg.follow_exec;   /* done by the constructor */
+    /* The gate's exec chain (config.c, ALLOCTRACE_EXEC_CHAIN): a program
+     * exec'd by any process but that one runs untraced, and so do the
+     * programs it starts (LD_PRELOAD edited by the constructor). Checked
+     * before libunwind is loaded: an untraced tool costs little. */
+    if (at_cfg.exec_chain > 0 && at_cfg.exec_chain != (long)my_pid) {
+        env_pending = 1;
+        goto off;
+    }
     /* An allocator preloaded before the tracer gets every call: nothing
      * would be recorded, so no trace at all, and one line saying why. */
     const char *first = malloc_taken_by();

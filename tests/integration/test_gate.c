@@ -100,6 +100,10 @@ static void program_killed_by_sigsegv_is_untrusted(void **state)
     assert_int_equal(r.status, 3);
     h_has(r.err, "alloctrace: the program was killed by signal 11 (Segmentation fault)\n");
     h_has(r.err, "nothing trustworthy to judge");
+    /* Its 64-byte block was never judged: no leak line may say otherwise. */
+    h_has(r.err, "alloctrace: not judged: the trace was cut (killed by signal 11 (SIGSEGV))\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
 }
 
@@ -326,11 +330,92 @@ static void follow_children_judges_and_names_each_process(void **state)
     assert_int_equal(h_count_lines(r.err, "trace "), 0);
     h_has(r.err, "SUMMARY: alloctrace: 56 byte(s) leaked in 2 allocation(s).\n");
     h_result_free(&r);
-    /* Without it, only the program itself is judged. */
+    /* Without it, the program its forked child execs is not judged. */
     r = check("--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
     assert_int_equal(h_count_lines(r.err, "^== process "), 1);
     h_has(r.err, "SUMMARY: alloctrace: 32 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
+}
+
+/* A wrapper that execs the test (`sh -c 'exec ./t'`, `exec "$@"`,
+ * libtool's scripts): the program it became is judged, and named. */
+static void exec_wrapper_is_judged_as_the_program_it_execs(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("exec '%s' name", PROG("gate_leaky"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process sh \\(pid [0-9]+\\)$"), 1);
+    assert_int_equal(h_count_lines(r.err, "^exec'd .*gate_leaky: not judged itself; the program it "
+                                          "became is judged below$"), 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky \\(pid [0-9]+\\)$"), 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_has(r.err, "SUMMARY: alloctrace: 24 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+    free(cmd);
+    /* A clean program behind the wrapper passes. */
+    cmd = h_fmt("exec '%s'", PROG("gate_clean"));
+    r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "clean\n");
+    h_result_free(&r);
+    free(cmd);
+    /* With --no-follow-children too: the exec chain is the program. */
+    cmd = h_fmt("exec '%s' name", PROG("gate_leaky"));
+    r = check("--no-follow-children", "--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    free(cmd);
+}
+
+/* The program the wrapper execs leaves no trace (static): that process
+ * could not be judged, 3, and the report says which program it was. */
+static void exec_wrapper_of_an_untraceable_program_is_untrusted(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("exec '%s'", PROG("gate_static"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 3);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: not judged: it exec'd .*gate_static, which "
+                                          "left no trace \\(a static or setuid program\\?\\)$"), 1);
+    h_result_free(&r);
+    free(cmd);
+}
+
+/* memcheck follows fork: a forked child's leak fails by default, and
+ * --no-follow-children leaves the child alone. */
+static void forked_child_leak_fails_unless_no_follow_children(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_fork"));
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_fork \\(pid [0-9]+\\)$"), 2);
+    h_has(r.err, "Leak of 40 byte(s) in 1 block(s) in child_work (gate_fork.c:14), allocated from: [definitely lost]\n");
+    h_has(r.err, "SUMMARY: alloctrace: 40 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+    r = check("--no-follow-children", "--", PROG("gate_fork"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^== process "), 1);
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_result_free(&r);
+}
+
+/* As memcheck without --trace-children: the programs a forked child execs
+ * (the tools a test or a script runs) are not judged by default;
+ * --follow-children judges them. */
+static void programs_children_exec_are_judged_only_with_follow_children(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("'%s' name; exit 0", PROG("gate_leaky"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky"), 0);
+    h_result_free(&r);
+    r = check("--follow-children", "--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20)");
+    h_result_free(&r);
+    free(cmd);
 }
 
 static void process_regex_judges_only_matching_programs(void **state)
@@ -650,6 +735,10 @@ int main(void)
         T(follow_children_judges_and_names_each_process),
         T(valgrind_errors_for_leak_kinds_picks_the_failing_kinds),
         T(log_file_with_pid_gives_a_valgrind_log_per_process),
+        T(exec_wrapper_is_judged_as_the_program_it_execs),
+        T(exec_wrapper_of_an_untraceable_program_is_untrusted),
+        T(forked_child_leak_fails_unless_no_follow_children),
+        T(programs_children_exec_are_judged_only_with_follow_children),
         T(process_regex_judges_only_matching_programs),
         T(empty_c_program_passes_without_suppressions),
         T(default_suppressions_pass_empty_cxx_iostream_program),
