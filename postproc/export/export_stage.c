@@ -9,6 +9,7 @@
  * the analyses (analyze/analyze.h), which need every call in index order.
  */
 #include "export_stage.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -86,7 +87,7 @@ static void put(at_stage *self, const at_record *r)
 
 static FILE *open_out(exporter *e, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = at_outfile_fopen(path);
     if (!f)
         at_diag_error(e->d, AT_EXIT_FAIL, "%s: %s", path, strerror(errno));
     return f;
@@ -97,7 +98,8 @@ static FILE *open_out(exporter *e, const char *path)
 static void close_out(exporter *e, FILE *f, const char *path, int rc, bool announce)
 {
     int err = rc != 0 ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !err)
+    /* A named file is renamed into place only when whole (outfile.c). */
+    if (at_outfile_fclose(f, err == 0) != 0 && !err)
         err = errno ? errno : EIO;
     if (err == EOVERFLOW)
         at_diag_error(e->d, AT_EXIT_FAIL, "%s: costs too large for webgrind even in KiB", path);

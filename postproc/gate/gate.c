@@ -26,6 +26,7 @@
  *   means wanting one.
  */
 #include "gate.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -693,13 +694,9 @@ void at_gate_print_suppressions(FILE *out, const at_gate *g)
 
 int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *))
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = at_outfile_fopen(path); /* renamed into place when whole */
     if (!f)
         return -1;
     document(f, g);
-    int err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    errno = err;
-    return err ? -1 : 0;
+    return at_outfile_fclose(f, true);
 }

@@ -28,6 +28,7 @@
  *   and runs, so the same libc frames are not looked up again.
  */
 #include "gate_run.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -760,14 +761,15 @@ int at_gate_main(int argc, char **argv)
         status = check_config(&o);
         goto done;
     }
-    if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
+    if (o.output && strcmp(o.output, "-") != 0 && !(out = at_outfile_fopen(o.output))) {
         fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         out = stdout;
         goto done;
     }
     status = run(&o, supp, base, out);
 done:
-    if (out != stdout && fclose(out) != 0 && status != AT_GATE_USAGE) {
+    if (out != stdout && at_outfile_fclose(out, status != AT_GATE_USAGE) != 0 &&
+        status != AT_GATE_USAGE) {
         fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         status = AT_GATE_USAGE;
     }
