@@ -552,6 +552,14 @@ void at_signals_install(void (*on_end)(int sig)) AT_HIDDEN;
 void at_start(void) AT_HIDDEN;
 /* Writes everything the run holds: leaks, buffers. Idempotent. */
 void at_finish(void) AT_HIDDEN;
+
+/* ---- exitlast.c ------------------------------------------------------- */
+/* Runs fn after every exit handler and every destructor (from exit's last
+ * stdio flush; see exitlast.c). Call while exiting. 0, or -1 when it
+ * cannot: then the caller runs fn itself. */
+int at_exit_last(void (*fn)(void)) AT_HIDDEN;
+/* Whether fn has run. */
+int at_exit_last_done(void) AT_HIDDEN;
 /* From the handler of signal `sig`, which is about to end the process:
  * writes the trace (leaks mode: the live blocks) and the cut line. */
 void at_finish_signal(int sig) AT_HIDDEN;

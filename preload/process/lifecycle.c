@@ -25,7 +25,10 @@
  *   thread (threads do not survive fork), or runs untraced.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
- *   still recorded. An exit handler registered before anyone else's (so it
+ *   still recorded. In leaks mode the report (the scan) waits for the end
+ *   of exit instead, after every destructor and handler (exitlast.c):
+ *   libraries' destructors run after ours, and a block one frees is no
+ *   leak (issue 27). An exit handler registered before anyone else's (so it
  *   runs after every other one, after the destructors too) seals the
  *   writer: a thread still recording when the process ends must not be
  *   stopped in the middle of a write. quick_exit runs no destructor: a
@@ -54,6 +57,7 @@
 
 static pid_t my_pid;
 static atomic_int finished;
+static int from_exit_end;   /* at_finish called by finish_last */
 
 /* ---- LD_PRELOAD -------------------------------------------------------- */
 
@@ -106,7 +110,10 @@ void at_finish(void)
         return;
     volatile uintptr_t here = 0;
     at_exit_sp = (uintptr_t)&here & ~(uintptr_t)15;
-    at_exit_frame = (uintptr_t)__builtin_frame_address(0);
+    /* From the end of exit (finish_last) the callee-saved registers are
+     * the C library's, not the program's: no root (a stale pointer there
+     * made a lost block look reachable now and then). */
+    at_exit_frame = from_exit_end ? 0 : (uintptr_t)__builtin_frame_address(0);
     int saved = at_guard;
     at_guard = 1;
     if (at_cfg.leaks_mode) {
@@ -125,16 +132,44 @@ void at_finish(void)
     at_guard = saved;
 }
 
-__attribute__((destructor)) static void at_fini(void)
+static void at_seal(void *unused);
+
+/* Leaks mode's report once every destructor and exit handler has run. */
+static void finish_last(void)
 {
+    from_exit_end = 1;
     at_finish();
+    at_seal(NULL);
 }
 
-/* The last exit handler: nothing the program does is recorded after it. */
+/* Leaks mode, exiting: defers the report to exitlast.c. Returns 0 when
+ * deferred (or done), -1 when the caller must finish now. */
+static int defer_report(void)
+{
+    if (!at_cfg.leaks_mode || at_state != AT_STATE_ACTIVE || getpid() != my_pid ||
+        atomic_load(&finished))
+        return -1;
+    int saved = at_guard;
+    at_guard = 1;   /* the stream is the tracer's own: untraced */
+    int rc = at_exit_last(finish_last);
+    at_guard = saved;
+    return rc;
+}
+
+__attribute__((destructor)) static void at_fini(void)
+{
+    if (defer_report() != 0)
+        at_finish();
+}
+
+/* The last exit handler: nothing the program does is recorded after it.
+ * In leaks mode with the report still to come, sealing waits for it. */
 static void at_seal(void *unused)
 {
     (void)unused;
     if (getpid() != my_pid)
+        return;
+    if (defer_report() == 0)
         return;
     int saved = at_guard;
     at_guard = 1;
