@@ -295,6 +295,8 @@ int at_gate_finish(at_gate *g)
         g->untrusted = "the program was killed by a signal before it exited";
     else if (njudged == 0 && g->nskipped > 0)
         g->untrusted = "no traced process was one to judge (--process)";
+    else if (njudged == 0 && g->opt.no_trace_reason)
+        g->untrusted = g->opt.no_trace_reason;
     else if (njudged == 0)
         g->untrusted = "no trace was written: the tracer was not loaded "
                        "(static or setuid program?)";

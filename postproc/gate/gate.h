@@ -112,6 +112,7 @@ typedef struct at_gate_options {
     const char *baseline_label; /* for the report; NULL without a baseline */
     unsigned fail_kinds;        /* leak kinds that fail (AT_LEAK_BIT set); default
                                    definite, indirect and unknown */
+    const char *no_trace_reason; /* why no trace was written, when the caller knows */
 } at_gate_options;
 
 typedef struct at_baseline at_baseline;

@@ -74,7 +74,7 @@ enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
     O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
-    O_NAME,
+    O_NAME, O_NO_TRACE_REASON,
 };
 
 static const struct option long_opts[] = {
@@ -103,6 +103,7 @@ static const struct option long_opts[] = {
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "name", required_argument, NULL, O_NAME },
+    { "no-trace-reason", required_argument, NULL, O_NO_TRACE_REASON },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -226,6 +227,9 @@ static void parse(int argc, char **argv, gate_opts *o)
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case O_NAME: at_program_name = optarg; break;
+        /* The script's finding (an ASan build, a static program), for
+         * the verdict when no trace was written. */
+        case O_NO_TRACE_REASON: o->gate.no_trace_reason = optarg; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("%s %s\n", AT_PROGRAM, AT_VERSION); exit(0);
         default:

@@ -442,8 +442,14 @@ static const char *malloc_taken_by(void)
         return NULL;
     /* Name the object, unless dlsym's answer is the executable's canonical
      * entry (then the allocator is not known by name). */
-    Dl_info di, exe;
+    Dl_info di, exe, self;
     void *bound = dlsym(RTLD_DEFAULT, "malloc");
+    /* Not the tracer itself: a versioned malloc (glibc's
+     * libc_malloc_debug.so) is not what an unversioned lookup finds. */
+    int is_self = bound && dladdr(bound, &di) && dladdr((void *)malloc_taken_by, &self) &&
+                  di.dli_fbase == self.dli_fbase;
+    if (is_self)
+        return "another library in LD_PRELOAD";
     if (bound && dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] &&
         !(dladdr((void *)getauxval(AT_PHDR), &exe) && exe.dli_fbase == di.dli_fbase))
         return di.dli_fname;
