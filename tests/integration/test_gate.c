@@ -113,7 +113,7 @@ static void static_program_without_trace_is_untrusted(void **state)
     h_result r = check("--", PROG("gate_static"));
     assert_int_equal(r.status, 3);
     h_has(r.err, "is statically linked: the tracer cannot be preloaded into it\n");
-    assert_int_equal(h_count_lines(r.err, "^alloctrace-check: nothing trustworthy to judge: .*gate_static is "
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: nothing trustworthy to judge: .*gate_static is "
                                           "statically linked"), 1);
     h_result_free(&r);
 }
@@ -748,6 +748,84 @@ static void gate_leaves_no_temporary_files(void **state)
     free(env_tmp);
 }
 
+/* An AddressSanitizer build (ASan's runtime must come first and replaces
+ * malloc): no trace, and the gate says why, not "static or setuid?". */
+static void asan_build_is_named_as_such(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    h_result c = h_sh("clang -g -fsanitize=address '%s' -o '%s/asan_leaky' 2>&1",
+                      h_path("tests/programs/gate_leaky.c"), dir);
+    if (c.status != 0) {
+        print_message("skipped: clang cannot build with -fsanitize=address here (libclang-rt missing?)\n");
+        h_result_free(&c);
+        skip();
+    }
+    h_result_free(&c);
+    char *prog = h_fmt("%s/asan_leaky", dir);
+    h_result r = check("--", prog, "name");
+    assert_int_equal(r.status, 3);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace-check: .*asan_leaky is built with AddressSanitizer, "
+                                          "which replaces malloc: the tracer cannot run beside it"), 1);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: nothing trustworthy to judge: .*asan_leaky is built "
+                                          "with AddressSanitizer"), 1);
+    h_lacks(r.err, "static or setuid");
+    h_result_free(&r);
+    free(prog);
+}
+
+/* heaptrack's preload beside the tracer, in both orders of LD_PRELOAD:
+ * heaptrack's launcher puts its library first (its malloc then calls ours,
+ * holding its lock, and the tracer's start used to dlopen through
+ * heaptrack's hook, which waited on that lock forever); LD_PRELOAD given to
+ * the gate puts it after the tracer. Both finish and judge the leak. */
+static void heaptrack_beside_the_tracer_in_both_orders_finishes(void **state)
+{
+    (void)state;
+    const char *ht = "/usr/lib/heaptrack/libheaptrack_preload.so";
+    if (!h_have("heaptrack") || access(ht, R_OK) != 0)
+        skip();
+    char *dir = h_tmpdir(), *gate = h_path("scripts/alloctrace-check");
+    h_result r = h_sh("cd '%s' && timeout -k 5 120 '%s' --follow-children --process 'gate_leaky$' -- "
+                      "heaptrack '%s' name", dir, gate, PROG("gate_leaky"));
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_result_free(&r);
+    r = h_sh("cd '%s' && LD_PRELOAD=%s timeout -k 5 120 '%s' -- '%s' name", dir, ht, gate,
+             PROG("gate_leaky"));
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_result_free(&r);
+    free(gate);
+}
+
+/* A gate killed by SIGTERM (a CI timeout) leaves no temporary trace, be
+ * it signalled alone (its trap runs once the program has ended) or with
+ * its process group (the program dies of it too). */
+static void gate_killed_by_sigterm_removes_its_temporary_traces(void **state)
+{
+    (void)state;
+    char *tmp = h_tmpdir();
+    char *gate = h_path("scripts/alloctrace-check");
+    h_result r = h_sh("export TMPDIR='%s'; '%s' -- sleep 1 & g=$!; sleep 0.4; "
+                      "ls \"$TMPDIR\" | grep -c '^alloctrace-check\\.'; kill -TERM $g; wait $g; echo rc=$?",
+                      tmp, gate);
+    h_has(r.out, "rc=143\n");
+    assert_true(strncmp(r.out, "0\n", 2) != 0);   /* the trace existed while it ran */
+    char *left = listing(tmp);
+    assert_string_equal(left, "");
+    free(left);
+    h_result_free(&r);
+    /* timeout(1), as a CI job's: SIGTERM to its process group. */
+    r = h_sh("export TMPDIR='%s'; timeout 0.5 '%s' -- sleep 5; echo rc=$?", tmp, gate);
+    h_has(r.out, "rc=124\n");
+    left = listing(tmp);
+    assert_string_equal(left, "");
+    free(left);
+    h_result_free(&r);
+    free(gate);
+}
+
 /* A name the gate would use that is already taken in $TMPDIR (here a
  * planted symbolic link, as from another user) is left alone: the gate
  * still judges, in a private directory, and removes only its own files. */
@@ -810,6 +888,9 @@ int main(void)
         T(configuration_errors_exit_2_before_the_program_runs),
         T(gate_leaves_no_temporary_files),
         T(gate_never_reuses_a_taken_name),
+        T(gate_killed_by_sigterm_removes_its_temporary_traces),
+        T(asan_build_is_named_as_such),
+        T(heaptrack_beside_the_tracer_in_both_orders_finishes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
