@@ -502,6 +502,9 @@ void at_gate_print_report(FILE *out, const at_gate *g)
         print_process(out, g, &g->procs[i]);
     if (g->nskipped)
         fprintf(out, "alloctrace: %zu other process(es) not judged (--process)\n", g->nskipped);
+    if (g->nwrapper_children)
+        fprintf(out, "alloctrace: %zu process(es) the wrapper forked before it exec'd the program "
+                     "not judged (--follow-children judges them)\n", g->nwrapper_children);
     print_suppression_use(out, g);
     print_verdict(out, g);
     print_leak_summary(out, g);

@@ -127,6 +127,7 @@ typedef struct at_gate {
     bool has_matcher;
     const at_baseline *baseline; /* not owned; NULL: none */
     size_t nskipped;             /* traces of processes not to judge (--process) */
+    size_t nwrapper_children;    /* forked by a wrapper before it exec'd the program */
     const char *untrusted;       /* set by at_gate_finish: why the verdict is 3 */
     int verdict;                 /* set by at_gate_finish */
     at_stack_table *arena;       /* string storage */

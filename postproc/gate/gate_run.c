@@ -58,6 +58,7 @@ typedef struct gate_opts {
     const char *default_supp;
     const char *baseline, *json, *junit, *log_file, *output;
     const char *process_re; /* --process: judge only programs matching it */
+    bool all_children;      /* --all-children: a wrapper's forked children too */
     bool update_baseline, quiet;
     bool check_config; /* --check-config: check files and options, judge nothing */
     const char *convert; /* --convert-suppressions FILE */
@@ -74,7 +75,7 @@ enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
     O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
-    O_NAME, O_NO_TRACE_REASON,
+    O_NAME, O_NO_TRACE_REASON, O_ALL_CHILDREN,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +105,7 @@ static const struct option long_opts[] = {
     { "quiet", no_argument, NULL, 'q' },
     { "name", required_argument, NULL, O_NAME },
     { "no-trace-reason", required_argument, NULL, O_NO_TRACE_REASON },
+    { "all-children", no_argument, NULL, O_ALL_CHILDREN },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -230,6 +232,7 @@ static void parse(int argc, char **argv, gate_opts *o)
         /* The script's finding (an ASan build, a static program), for
          * the verdict when no trace was written. */
         case O_NO_TRACE_REASON: o->gate.no_trace_reason = optarg; break;
+        case O_ALL_CHILDREN: o->all_children = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("%s %s\n", AT_PROGRAM, AT_VERSION); exit(0);
         default:
@@ -475,6 +478,44 @@ static char *exec_successor(const gate_opts *o, const long *pids, size_t i)
     return process ? process : strdup(AT_UNKNOWN);
 }
 
+/* The header's process= of the trace at path (a new string), or NULL. */
+static char *file_process(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *v = fd >= 0 ? header_field(fd, AT_HDR_PROCESS) : NULL;
+    if (fd >= 0)
+        close(fd);
+    return v;
+}
+
+/*
+ * Whether trace i is of a process a wrapper forked before it exec'd the
+ * program (libtool's bash wrapper runs $(...) subshells, then execs the
+ * test): such a child is a copy of the wrapper, so its program is the
+ * name of one of the main pid's images that exec'd away (not the last
+ * one's). Those are the wrapper's, not the test's: not judged unless
+ * --follow-children. A child the test forks carries the test's name.
+ */
+static bool forked_by_wrapper(const gate_opts *o, const long *pids, char *const *names, size_t i)
+{
+    if (o->all_children || pids[i] < 0 || pids[i] == pids[0] || !names[i])
+        return false;
+    const char *last = NULL;
+    for (size_t j = 0; j < o->ntraces; j++)
+        if (pids[j] == pids[0] && (!last || later_name(last, o->traces[j])))
+            last = o->traces[j];
+    bool wrapper_name = false, final_name = false;
+    for (size_t j = 0; j < o->ntraces; j++) {
+        if (pids[j] != pids[0] || !names[j] || strcmp(names[j], names[i]) != 0)
+            continue;
+        if (o->traces[j] == last)
+            final_name = true;
+        else
+            wrapper_name = true;
+    }
+    return wrapper_name && !final_name;
+}
+
 /* Reads one trace into the gate. Returns -1 when it cannot be opened.
  * A trace that is deleted when done is not named in the reports.
  * exec_into: the program the process became by exec, when a trace of the
@@ -694,16 +735,24 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     at_gate *g = at_gate_new(&o->gate, &m, base);
     int status = 0;
     long *pids = at_xreallocarray(NULL, o->ntraces ? o->ntraces : 1, sizeof *pids);
-    for (size_t i = 0; i < o->ntraces; i++)
+    char **names = at_xreallocarray(NULL, o->ntraces ? o->ntraces : 1, sizeof *names);
+    for (size_t i = 0; i < o->ntraces; i++) {
         pids[i] = file_pid(o->traces[i]);
+        names[i] = file_process(o->traces[i]);
+    }
     for (size_t i = 0; i < o->ntraces && status == 0; i++) {
         char *exec_into = exec_successor(o, pids, i);
-        if (o->process_re && !wanted(o->traces[i], &re))
+        if (forked_by_wrapper(o, pids, names, i))
+            g->nwrapper_children++;
+        else if (o->process_re && !wanted(o->traces[i], &re))
             g->nskipped++;
         else if (judge_trace(g, o->traces[i], o, exec_into, pids[i] >= 0 && pids[i] == pids[0]) != 0)
             status = AT_GATE_USAGE;
         free(exec_into);
     }
+    for (size_t i = 0; i < o->ntraces; i++)
+        free(names[i]);
+    free(names);
     free(pids);
     if (o->process_re)
         regfree(&re);
