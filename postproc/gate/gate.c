@@ -109,8 +109,14 @@ void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program)
     p->exec_into = keep(g, program && *program ? program : AT_UNKNOWN);
 }
 
-/* Whether the process has a verdict of its own (not a wrapper that exec'd). */
-static bool judged(const at_gate_proc *p) { return !p->exec_into; }
+void at_gate_set_stopped(at_gate *g, at_gate_proc *p, const char *why)
+{
+    p->stopped = keep(g, why);
+}
+
+/* Whether the process has a verdict of its own (not a wrapper that
+ * exec'd, not a worker its program stopped). */
+static bool judged(const at_gate_proc *p) { return !p->exec_into && !p->stopped; }
 
 /* ---- grouping and suppressions ------------------------------------------ */
 
@@ -372,6 +378,10 @@ static void print_process(FILE *out, const at_gate *g, const at_gate_proc *p)
     if (p->exec_into) {
         fprintf(out, "exec'd %s: not judged itself; the program it became is judged below\n\n",
                 p->exec_into);
+        return;
+    }
+    if (p->stopped) {
+        fprintf(out, "not judged: %s\n\n", p->stopped);
         return;
     }
     /* A trace that cannot be trusted has no leaks added (gate_run.c): what

@@ -84,6 +84,8 @@ typedef struct at_gate_proc {
     const char *problem; /* non-NULL: this trace cannot be trusted (why); not judged */
     const char *exec_into; /* non-NULL: the process exec'd this program, judged in
                               the trace after this one; this one is not judged */
+    const char *stopped;   /* non-NULL: a child stopped by another process's signal
+                              (a pool's worker terminated): not judged, no problem */
     at_gate_group *groups;
     size_t ngroups, cap;
     uint64_t bytes, blocks;                       /* left after suppressions */
@@ -153,6 +155,11 @@ void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why);
  * scripts): its own trace ends at the exec and is not judged; the program
  * it became is judged in a trace of its own. */
 void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program);
+
+/* Marks a forked child that another process stopped with a signal (why):
+ * it never exited, so there is nothing to judge, and it is no reason to
+ * distrust the run (the program stopped its own worker). */
+void at_gate_set_stopped(at_gate *g, at_gate_proc *p, const char *why);
 
 /* Groups the blocks by stack and applies the suppressions with matcher m
  * given to at_gate_new. maps may be NULL; `stacks` serves as the frame

@@ -516,6 +516,21 @@ static bool forked_by_wrapper(const gate_opts *o, const long *pids, char *const 
     return wrapper_name && !final_name;
 }
 
+/* Whether a cut reason ("killed by signal 15 (SIGTERM)") names a signal
+ * one process sends another to stop it - a pool terminating its workers,
+ * a test stopping its server child - rather than a crash. */
+static bool stopped_by_another(const char *cut)
+{
+    static const char *const sent[] = { "(SIGTERM)", "(SIGINT)", "(SIGHUP)", "(SIGQUIT)",
+                                        "(SIGPIPE)", "(SIGALRM)", "(SIGUSR1)", "(SIGUSR2)" };
+    if (strncmp(cut, "killed by signal ", 17) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof sent / sizeof *sent; i++)
+        if (strstr(cut, sent[i]))
+            return true;
+    return false;
+}
+
 /* Reads one trace into the gate. Returns -1 when it cannot be opened.
  * A trace that is deleted when done is not named in the reports.
  * exec_into: the program the process became by exec, when a trace of the
@@ -575,6 +590,12 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o, const c
                      execd) < 0)
             what = NULL;
         at_gate_set_problem(g, p, what ? what : "it exec'd a program that left no trace");
+        free(what);
+    } else if (cut && !main_chain && stopped_by_another(cut)) {
+        char *what = NULL;
+        if (asprintf(&what, "%s before it exited; its program stopped it (a pool's worker?)", cut) < 0)
+            what = NULL;
+        at_gate_set_stopped(g, p, what ? what : cut);
         free(what);
     } else if (why) {
         /* Not judged: its blocks are not added, so no report, JSON or

@@ -93,6 +93,10 @@ static void leak_summary(FILE *f, long pid, const at_gate_proc *p)
 static void process_records(FILE *f, const at_gate_proc *p)
 {
     long pid = p->pid >= 0 ? p->pid : 0;
+    if (p->stopped) {
+        fprintf(f, "==%ld== alloctrace: not judged: %s\n==%ld== \n", pid, p->stopped, pid);
+        return;
+    }
     if (p->exec_into) { /* a wrapper: its pid's records are the exec'd program's */
         fprintf(f, "==%ld== alloctrace: exec'd %s, judged as that program\n==%ld== \n", pid,
                 p->exec_into, pid);

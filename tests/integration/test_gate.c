@@ -391,13 +391,32 @@ static void forked_child_leak_fails_unless_no_follow_children(void **state)
     h_result r = check("--", PROG("gate_fork"));
     assert_int_equal(r.status, 1);
     assert_int_equal(h_count_lines(r.err, "^== process .*gate_fork \\(pid [0-9]+\\)$"), 2);
-    h_has(r.err, "Leak of 40 byte(s) in 1 block(s) in child_work (gate_fork.c:14), allocated from: [definitely lost]\n");
+    h_has(r.err, "Leak of 40 byte(s) in 1 block(s) in child_work (gate_fork.c:18), allocated from: [definitely lost]\n");
     h_has(r.err, "SUMMARY: alloctrace: 40 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
     r = check("--no-follow-children", "--", PROG("gate_fork"));
     assert_int_equal(r.status, 0);
     assert_int_equal(h_count_lines(r.err, "^== process "), 1);
     h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_result_free(&r);
+}
+
+/* A child its program stops with SIGTERM (a pool terminating a worker)
+ * never exited: not judged, and no reason for 3. A child that crashes is
+ * a process the gate could not judge: 3. */
+static void stopped_child_is_not_judged_and_crashed_child_is_untrusted(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_fork"), "term");
+    assert_int_equal(r.status, 0);
+    h_has(r.err, "not judged: killed by signal 15 (SIGTERM) before it exited; its program stopped it "
+                 "(a pool's worker?)\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_result_free(&r);
+    r = check("--", PROG("gate_fork"), "segv");
+    assert_int_equal(r.status, 3);
+    h_has(r.err, "alloctrace: not judged: the trace was cut (killed by signal 11 (SIGSEGV))\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
     h_result_free(&r);
 }
 
@@ -871,6 +890,7 @@ int main(void)
         T(exec_wrapper_is_judged_as_the_program_it_execs),
         T(exec_wrapper_of_an_untraceable_program_is_untrusted),
         T(forked_child_leak_fails_unless_no_follow_children),
+        T(stopped_child_is_not_judged_and_crashed_child_is_untrusted),
         T(programs_children_exec_are_judged_only_with_follow_children),
         T(blocks_a_library_destructor_frees_are_not_reachable),
         T(pool_threads_running_at_exit_give_the_same_kinds_every_run),
