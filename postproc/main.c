@@ -38,6 +38,7 @@
 #include "reader.h"
 #include "resolve_stage.h"
 #include "select.h"
+#include "snapmark.h"
 #include "trace.h"
 #include "writer.h"
 #include "xalloc.h"
@@ -69,6 +70,9 @@ typedef struct options {
     const char *diff_old;        /* --diff OLD: compare with the input */
     at_an_output analysis_out;   /* --diff: where each run's analysis goes */
     void *analysis_arg;
+    at_snap_diff *snap_diff;     /* --diff: the blocks of snapshots (diff.c) */
+    int snap_which;              /* 0 OLD, 1 NEW */
+    const char *snapshot;        /* --snapshot N: the trace up to its mark N */
 } options;
 
 enum {
@@ -92,6 +96,7 @@ enum {
     OPT_SHORT_NAMES,
     OPT_DIFF,
     OPT_LEAK_KINDS,
+    OPT_SNAPSHOT,
 };
 
 static const struct option long_options[] = {
@@ -126,6 +131,7 @@ static const struct option long_options[] = {
     { "short-names", no_argument, NULL, OPT_SHORT_NAMES },
     { "diff", required_argument, NULL, OPT_DIFF },
     { "leak-kinds", required_argument, NULL, OPT_LEAK_KINDS },
+    { "snapshot", required_argument, NULL, OPT_SNAPSHOT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -199,6 +205,12 @@ static void usage(FILE *f)
           "                              sites that grew or shrank in calls, bytes, peak\n"
           "                              and leaks, matched by function and file from main\n"
           "                              inwards (use -r on unresolved traces)\n"
+          "                              Two snapshots (alloctrace --snapshot) compare by\n"
+          "                              block: per site what is new and still live since\n"
+          "                              OLD, and which leaks are new\n"
+          "      --snapshot N            the blocks live at snapshot N of a full trace (its\n"
+          "                              mark \"## snapshot: N\"), as a snapshot file: the\n"
+          "                              trace up to the mark, with -l implied\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -349,6 +361,11 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_DIFF:
             o->diff_old = optarg;
             break;
+        case OPT_SNAPSHOT:
+            parse_number("--snapshot", optarg, 1u << 30);
+            o->snapshot = optarg;
+            o->leaks = true;
+            break;
         case OPT_TOP:
             o->export_opts.top = (unsigned)parse_number("--top", optarg, 1u << 20);
             o->top_given = true;
@@ -383,6 +400,8 @@ static void parse_options(int argc, char **argv, options *o)
     if (o->export_opts.short_names && o->export_opts.format != AT_FORMAT_FOLDED &&
         o->export_opts.format != AT_FORMAT_FLAMEGRAPH && o->export_opts.format != AT_FORMAT_HTML)
         option_error("%s needs --format folded, flamegraph or html", "--short-names");
+    if (o->snapshot && o->diff_old)
+        option_error("%s makes one snapshot: drop --diff", "--snapshot");
     if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT)
         option_error("%s prints its own comparison; drop --format", "--diff");
     if (o->diff_old && (!o->input || strcmp(o->input, "-") == 0) &&
@@ -428,6 +447,9 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     if (o->analysis_out) {
         push(p, at_analyze_stage_new(t, d, o->analysis_out, o->analysis_arg),
              at_analyze_stage_free);
+        if (o->snap_diff)
+            push(p, at_snap_diff_stage_new(o->snap_diff, o->snap_which, t, p->head),
+                 at_snap_diff_stage_free);
     } else if (o->export_opts.format == AT_FORMAT_HTML) {
         o->html_opts = (at_html_opts){ .fd = out_fd, .short_names = o->export_opts.short_names,
                                        .top = o->top_given ? o->export_opts.top : AT_HTML_TOP };
@@ -474,6 +496,10 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     /* pair leaks */
     if (o->leaks)
         push(p, at_leaks_new(p->head, t), at_leaks_free);
+
+    /* --snapshot N: the input ends at snapshot N's mark */
+    if (o->snapshot)
+        push(p, at_snapmark_new(p->head, t, d, o->snapshot), at_snapmark_free);
 
     /* compressed-form calls back into index order, first of all */
     push(p, at_reorder_new(p->head, t, d), at_reorder_free);
@@ -549,16 +575,23 @@ static int run_diff(options *o, int out_fd)
     diff_run r = { at_an_diff_new(), 0 };
     o->analysis_out = add_to_diff;
     o->analysis_arg = &r;
+    o->snap_diff = at_snap_diff_new();
+    o->snap_which = 0;
     const char *new_name = o->input && strcmp(o->input, "-") != 0 ? o->input : "<stdin>";
     int status = run(o, o->diff_old, out_fd);
     if (status == AT_EXIT_OK) {
         r.which = 1;
+        o->snap_which = 1;
         status = run(o, o->input, out_fd);
     }
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        int rc = f ? at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top) : -1;
+        int rc = !f ? -1
+                 : at_snap_diff_ready(o->snap_diff)
+                     ? at_snap_diff_write(f, o->snap_diff, o->diff_old, new_name,
+                                          o->export_opts.top)
+                     : at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top);
         if ((f && fclose(f) != 0) || rc != 0) {
             fprintf(stderr, AT_PROGRAM ": %s: %s\n", o->output ? o->output : "<stdout>",
                     strerror(errno));
@@ -568,6 +601,8 @@ static int run_diff(options *o, int out_fd)
             close(fd);
     }
     at_an_diff_free(r.d);
+    at_snap_diff_free(o->snap_diff);
+    o->snap_diff = NULL;
     return status;
 }
 

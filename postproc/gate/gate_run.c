@@ -568,7 +568,9 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o, const c
 
     at_gate_proc *p = at_gate_add_process(g, removed(o, path) ? NULL : path, t->header.process,
                                           header_pid(t));
-    char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
+    /* (An empty or garbage file stops the reader at once: said as such.) */
+    char *why = rc != 0 && t->header.present ? strdup("the trace could not be read to its end")
+                                              : completeness(fd, t, &c);
     uint64_t summary_blocks, summary_bytes;
     char *cut = why ? cut_reason(fd) : NULL;
     char *execd = why && !cut ? exec_line(fd) : NULL;

@@ -20,9 +20,14 @@
  * - fork: pthread_atfork handlers hold every tracer lock across fork, so
  *   the child never inherits a lock held by a thread that does not exist
  *   there. The child drops the parent's buffer (the parent writes it) and
- *   either starts its own file (opened at its first write, so a child that
- *   only execs leaves no empty file) and, in full mode, its own writer
- *   thread (threads do not survive fork), or runs untraced.
+ *   either starts its own file and, in full mode, its own writer thread
+ *   (threads do not survive fork), or runs untraced. The file is created
+ *   in the fork handler, with the parent's credentials (a worker that
+ *   switches to another user could not create it later), and removed
+ *   again if the child execs or ends before writing to it (writer.c), so
+ *   a shell leaves no empty file per command. Leaks mode's child keeps the
+ *   live blocks it inherits: they are its own now, and valgrind reports
+ *   them in the child too.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
  *   still recorded. In leaks mode the report (the scan) waits for the end
@@ -118,6 +123,7 @@ void at_finish(void)
     at_guard = 1;
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
+            at_writer_keep();      /* a child's report is its trace, leaks or none */
             at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
             at_leakreport_write(0);
@@ -201,6 +207,8 @@ void at_finish_signal(int sig)
     at_guard = 1;
     /* The keeper's records first: applying them may add map lines. */
     int report = at_cfg.leaks_mode && !atomic_exchange(&finished, 1);
+    if (report)
+        at_writer_keep();
     const char *left_out = report ? at_handoff_finish_signal() : NULL;
     at_writer_emergency_flush();
     if (left_out)
@@ -231,14 +239,17 @@ EXPORT void _Exit(int status) { exit_now(status); }
 
 /* ---- exec ------------------------------------------------------------- */
 
-/* path: the program as the caller named it, for the trace's exec line
- * (the gate's way to tell a wrapper that exec'd the test). */
-static void before_exec(const char *path)
+/* `what`: the path or name exec'd, for the launcher's list (it tells the
+ * user that the program exec'd PATH, untraced, instead of guessing) and
+ * the trace's exec line (the gate's way to tell a wrapper that exec'd the
+ * test). */
+static void before_exec(const char *what)
 {
     if (at_state != AT_STATE_ACTIVE || at_guard)
         return;
     at_guard = 1;
-    at_writer_before_exec(path);
+    at_writer_before_exec(what);
+    at_tracelist_line("exec", 0, what ? what : "?");
     at_guard = 0;
 }
 
@@ -282,7 +293,8 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve, fexecve_t);
-    before_exec("(a descriptor)");
+    (void)fd;
+    before_exec("a program by descriptor (fexecve)");
     return real_fexecve(fd, argv, envp);
 }
 
@@ -382,6 +394,7 @@ static void fork_child(void)
         at_state = AT_STATE_OFF;
     else
         at_context_write_registry();
+    at_control_fork_child();   /* its own socket and thread (control.c) */
     at_guard = fork_saved_guard;
     errno = e;
 }
@@ -420,6 +433,10 @@ static void edit_environment(void)
         env_pending = 0;
         strip_ld_preload();
     }
+    /* Followed programs resolve relative names where we do (config.c),
+     * even when exec'd after a chdir. */
+    if (environ && at_cfg.follow_exec && at_cfg.dir[0] && !getenv(AT_ENV_DIR))
+        setenv(AT_ENV_DIR, at_cfg.dir, 0);
 }
 
 /* NULL when the program's malloc is ours; else the object whose malloc
@@ -526,6 +543,9 @@ __attribute__((constructor)) static void at_init(void)
     edit_environment();
     if (at_state == AT_STATE_ACTIVE)
         at_writer_start_thread();
+    /* The control path (control.c): @alloctrace.PID and its thread. */
+    if (at_state == AT_STATE_ACTIVE)
+        at_control_start();
     /* Leaks mode's keeper (handoff.c), when ALLOCTRACE_KEEPER=1: with TSC
      * order keys only; else the inline path stays. Not the default: on
      * the 2-core machine measured it did not pay (docs/benchmarks.md,
