@@ -187,13 +187,14 @@ static void filter_error_names_its_column(void **state)
     h_cleanup();
 }
 
-/* README.md: 0 ok, 1 a file could not be read or written, 2 usage error
- * or a --strict error. */
+/* README.md: 0 ok, 1 a file could not be read or written, 2 usage error,
+ * an input that is no trace at all, or a --strict error. */
 static void postproc_exit_statuses_follow_the_readme(void **state)
 {
     (void)state;
     const struct { const char *cmd; int status; const char *err; } cases[] = {
-        { "$R/" POSTPROC " -l /dev/null", 0, "" },
+        { "printf 'version=2.0, arch=x86_64, \\n' | $R/" POSTPROC " -l >/dev/null", 0, "" },
+        { "$R/" POSTPROC " -l /dev/null", 2, "^/dev/null:1: error: not a trace: the input is empty" },
         { "$R/" POSTPROC " /no/such/trace", 1, "^alloctrace-postproc: /no/such/trace: No such file" },
         { "$R/" POSTPROC " -o /no/such/dir/out /dev/null", 1, "^alloctrace-postproc: /no/such/dir/out: " },
         { "$R/" POSTPROC " --no-such-option", 2, "^alloctrace-postproc: bad option '--no-such-option'" },
