@@ -31,6 +31,7 @@
 #include "filter_stage.h"
 #include "gate_run.h"
 #include "html.h"
+#include "pprof.h"
 #include "leakkind.h"
 #include "leaks.h"
 #include "progress.h"
@@ -67,6 +68,7 @@ typedef struct options {
     bool cost_given, top_given;
     at_an_print_opts print_opts; /* report and stats: filled by build_pipeline */
     at_html_opts html_opts;      /* html: filled by build_pipeline */
+    at_pprof_opts pprof_opts;    /* pprof: the same */
     const char *diff_old;        /* --diff OLD: compare with the input */
     at_an_output analysis_out;   /* --diff: where each run's analysis goes */
     void *analysis_arg;
@@ -189,7 +191,8 @@ static void usage(FILE *f)
           "                              (filters on functions or files imply -r)\n"
           "      --format FORMAT         text (the trace, default), callgrind, webgrind,\n"
           "                              folded, report, stats, flamegraph (an SVG) or\n"
-          "                              html (one self-contained page) (docs/exports.md);\n"
+          "                              html (one self-contained page) or pprof (pprof's\n"
+          "                              profile.proto, gzip'd: -o FILE.pb.gz) (docs/exports.md);\n"
           "                              report, stats and html: peak, temporaries, sizes,\n"
           "                              memory over time and the top sites; callgrind and\n"
           "                              webgrind without -o write cachegrind.out.PROCESS.PID\n"
@@ -348,7 +351,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_FORMAT:
             if (at_format_parse(optarg, &o->export_opts.format) != 0)
                 option_error("--format: unknown format '%s' (text, callgrind, webgrind, folded, "
-                             "report, stats, flamegraph, html)", optarg);
+                             "report, stats, flamegraph, html, pprof)", optarg);
             break;
         case OPT_COST:
             if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
@@ -454,6 +457,9 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
         o->html_opts = (at_html_opts){ .fd = out_fd, .short_names = o->export_opts.short_names,
                                        .top = o->top_given ? o->export_opts.top : AT_HTML_TOP };
         push(p, at_analyze_stage_new(t, d, at_html_print, &o->html_opts), at_analyze_stage_free);
+    } else if (o->export_opts.format == AT_FORMAT_PPROF) {
+        o->pprof_opts = (at_pprof_opts){ .fd = out_fd };
+        push(p, at_analyze_stage_new(t, d, at_pprof_print, &o->pprof_opts), at_analyze_stage_free);
     } else if (analysed) {
         o->print_opts = (at_an_print_opts){ .fd = out_fd, .top = o->export_opts.top,
                                             .stats = o->export_opts.format == AT_FORMAT_STATS };
@@ -584,6 +590,11 @@ static int run_diff(options *o, int out_fd)
         o->snap_which = 1;
         status = run(o, o->input, out_fd);
     }
+    const char *mixed = status == AT_EXIT_OK ? at_an_diff_mixed(r.d) : NULL;
+    if (mixed) {
+        fprintf(stderr, AT_PROGRAM ": --diff %s %s: %s\n", o->diff_old, new_name, mixed);
+        status = AT_EXIT_USAGE;
+    }
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -632,6 +643,12 @@ int main(int argc, char **argv)
         }
         if (fd > 0)
             close(fd);
+    }
+    bool to_stdout = !o.output || strcmp(o.output, "-") == 0;
+    if (o.export_opts.format == AT_FORMAT_PPROF && to_stdout && isatty(1)) {
+        fprintf(stderr, AT_PROGRAM ": --format pprof writes gzip'd protobuf, not for a terminal: "
+                        "give -o FILE.pb.gz\n");
+        return AT_EXIT_USAGE;
     }
     /* -o FILE: written beside FILE and renamed over it when complete
      * (outfile.c): an interrupted or failed run leaves the old file. */

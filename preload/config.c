@@ -262,6 +262,55 @@ static int parse_compress(void)
     return 0;
 }
 
+/* "524288", "512k", "2M", "1G" (binary units; "KiB", "kb", "B" too), from
+ * 1 byte to 1 TiB. */
+static int parse_sample(void)
+{
+    const char *v = at_getenv(AT_ENV_SAMPLE);
+    if (!v || !*v)
+        return 0;
+    const char *want = "expected a size in bytes such as 524288, 512k or 2M (1 byte to 1T)";
+    uint64_t n = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (1ull << 40))
+            return bad(AT_ENV_SAMPLE, v, want);
+        n = n * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == v)
+        return bad(AT_ENV_SAMPLE, v, want);
+    unsigned shift = 0;
+    switch (*p | 0x20) {
+    case 'k': shift = 10; p++; break;
+    case 'm': shift = 20; p++; break;
+    case 'g': shift = 30; p++; break;
+    case 't': shift = 40; p++; break;
+    }
+    if (shift && (*p | 0x20) == 'i')
+        p++;
+    if ((*p | 0x20) == 'b')
+        p++;
+    if (*p || n == 0 || n > (1ull << 40) >> shift)
+        return bad(AT_ENV_SAMPLE, v, want);
+    at_cfg.sample = n << shift;
+    return 0;
+}
+
+static int parse_sample_seed(void)
+{
+    const char *v = at_getenv(AT_ENV_SAMPLE_SEED);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 0);
+    if (*end || errno || *v == '-')
+        return bad(AT_ENV_SAMPLE_SEED, v, "expected a number");
+    at_cfg.sample_seed = s;
+    at_cfg.sample_seed_set = 1;
+    return 0;
+}
+
 static int parse_output(void)
 {
     const char *v = at_getenv(AT_ENV_OUTPUT);
@@ -315,8 +364,13 @@ int at_config_load(void)
         parse_bool(AT_ENV_CONTROL, &at_cfg.control) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_exec_chain() || parse_mode() ||
-        parse_compress())
+        parse_compress() || parse_sample() || parse_sample_seed())
         return -1;
+    /* The leak report and the gate count every block: they stay exact. */
+    if (at_cfg.leaks_mode && at_cfg.sample)
+        return bad(AT_ENV_SAMPLE, at_getenv(AT_ENV_SAMPLE),
+                   "sampling is for full mode; leaks mode stays exact (unset one of "
+                   AT_ENV_SAMPLE " and " AT_ENV_MODE "=leaks)");
     return 0;
 }
 

@@ -17,7 +17,8 @@
  * diag.c writes one-line messages; tzoffset.c finds the local UTC offset;
  * clock.c gives record times and leaks mode's order keys; maps.c turns
  * loaded objects into map lines; live.c keeps the live blocks
- * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
+ * of leaks mode; sample.c picks the calls of a sampled trace
+ * (--sample) and remembers the picked blocks; context.c is the public API; lifecycle.c runs init, fork,
  * exec and exit, and writes the trace when a signal ends the process;
  * signals.c catches those signals; config.c reads the environment.
  */
@@ -63,6 +64,9 @@ struct at_config {
     int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
     char dir[PATH_MAX];     /* relative trace names are resolved here (ALLOCTRACE_DIR, else the start directory) */
     char trace_list[PATH_MAX]; /* the launcher's list (ALLOCTRACE_TRACE_LIST), empty: none */
+    uint64_t sample;        /* sampling interval in bytes (sample.c); 0: every call */
+    uint64_t sample_seed;   /* ALLOCTRACE_SAMPLE_SEED, when sample_seed_set */
+    int sample_seed_set;
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -456,6 +460,44 @@ const struct at_stack *at_site_intern(const struct at_event *e) AT_HIDDEN;
 void at_sites_fork_prepare(void) AT_HIDDEN;
 void at_sites_fork_parent(void) AT_HIDDEN;
 void at_sites_fork_child(void) AT_HIDDEN;
+
+/* ---- sample.c (sampling by bytes) ------------------------------------ */
+/* 1 once the tracer runs with sampling (at_sample_init, after the
+ * start-up's probe of the hooks); the hooks read it, not at_cfg.sample. */
+extern int at_sampling AT_HIDDEN;
+/* This thread's bytes left until its next picked byte. */
+extern __thread int64_t at_sample_left AT_TLS AT_HIDDEN;
+/* The countdown ran out within a call of n bytes: 1 when the call is
+ * picked (a new countdown is drawn); 0 on a thread's first call whose
+ * freshly drawn countdown outlasts it. */
+int at_sample_pick_slow(uint64_t n) AT_HIDDEN;
+/* Whether an allocation of n bytes goes untraced: with sampling on, the
+ * only work of a call that is not picked (inlined into the hooks). */
+static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
+{
+    if (__builtin_expect(!at_sampling, 1))
+        return 0;
+    if ((at_sample_left -= (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n)) > 0)
+        return 1;
+    return !at_sample_pick_slow(n);
+}
+/* Picked blocks: added once recorded; 0, or -1 when out of memory. */
+int at_sample_add(uintptr_t p) AT_HIDDEN;
+/* One counter per hash bucket of addresses: how many picked blocks live
+ * in it. A release whose counter is 0 was not picked. */
+extern _Atomic uint16_t at_sample_filter[] AT_HIDDEN;   /* 1 << 14 of them: 32 KiB */
+static inline size_t at_sample_bucket(uintptr_t p) { return (size_t)(at_mix64(p) >> 50); }
+int at_sample_take_slow(uintptr_t p) AT_HIDDEN;
+/* 1 when p was picked (it is forgotten now); never locks from inside the
+ * tracer (see sample.c). */
+static inline int at_sample_take(uintptr_t p)
+{
+    if (__builtin_expect(!__atomic_load_n(&at_sample_filter[at_sample_bucket(p)],
+                                          __ATOMIC_RELAXED), 1))
+        return 0;
+    return at_guard == 1 ? 0 : at_sample_take_slow(p);
+}
+void at_sample_init(void) AT_HIDDEN;   /* at start, with sampling on: fork handlers, then on */
 
 /* ---- live.c (leaks mode) ----------------------------------------------- */
 /* 32 bytes, two to a cache line: what a call site shares (frames,

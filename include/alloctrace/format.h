@@ -25,6 +25,10 @@
  * alive then are the child's too: postproc/read/tree.c). */
 #define AT_HDR_PPID       "ppid"
 #define AT_HDR_FORK_INDEX "fork index"
+/* Sampled traces only (ALLOCTRACE_SAMPLE): the sampling interval in
+ * bytes, after the depth. Its calls are a Poisson sample by bytes
+ * (docs/TEXT_FORMAT.md, "Sampled traces"). */
+#define AT_HDR_SAMPLE    "sampling interval"
 #define AT_HDR_FIELD_END ", "
 
 #define AT_FILTER_LEAKS    "leaks"
@@ -115,5 +119,7 @@
  * of the moment it was taken, in a snapshot file the line after the
  * header naming it: "## snapshot: N[ LABEL]". */
 #define AT_SNAPSHOT_PREFIX "## snapshot: "
+#define AT_ENV_SAMPLE      "ALLOCTRACE_SAMPLE"       /* full mode: sampling interval, bytes (512k, 2M) */
+#define AT_ENV_SAMPLE_SEED "ALLOCTRACE_SAMPLE_SEED"  /* the sampler's random seed (tests) */
 
 #endif

@@ -17,8 +17,16 @@
  * next call falls beyond AT_AN_MAX_POINTS intervals, neighbours are merged
  * in pairs and the width doubles, so the series spans the whole run in a
  * bounded table whatever its length.
+ *
+ * Sampled traces (sampling.h): each allocation counts as `weight` blocks
+ * of its size, everywhere a block is counted (calls, bytes, live bytes and
+ * blocks, sizes, the series, contexts), and its release takes away what it
+ * added, so every number is the estimate and no exact count is mixed in.
+ * Temporaries are not estimated: whether another call came between an
+ * allocation and its release cannot be told from a sample.
  */
 #include "analyze.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -31,6 +39,7 @@
 typedef struct live_block {
     uint64_t id;    /* key; used marks the slot */
     uint64_t size;
+    uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
     uint32_t ctx;   /* the allocation's @CTX bits */
     bool used;
@@ -52,10 +61,12 @@ struct at_analyzer {
     at_analysis an;
     bool leaks_only;
     bool finished;
+    uint64_t interval; /* sampled every `interval` bytes; 0: exact */
     /* live blocks */
     live_block *live;
     size_t live_cap, live_n;
     uint64_t live_bytes;
+    uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
     at_an_site *sites;
     tally *site_tally;
@@ -151,20 +162,22 @@ static void tally_touch(const at_analyzer *a, tally *t)
     }
 }
 
-static void tally_add(const at_analyzer *a, tally *t, uint64_t size)
+/* `w` blocks of `size` bytes (w = 1 but in a sampled trace). */
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size, uint64_t w)
 {
     tally_touch(a, t);
-    t->live += size;
-    t->live_blocks++;
-    t->cost->calls++;
-    t->cost->bytes += size;
+    t->live += size * w;
+    t->live_blocks += w;
+    t->cost->calls += w;
+    t->cost->bytes += size * w;
 }
 
-static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary)
+static void tally_release(const at_analyzer *a, tally *t, uint64_t size, uint64_t w,
+                          bool temporary)
 {
     tally_touch(a, t);
-    t->live -= size;
-    t->live_blocks--;
+    t->live -= size * w;
+    t->live_blocks -= w;
     if (temporary)
         t->cost->temporary++;
 }
@@ -227,12 +240,12 @@ static size_count *size_slot(size_count *tab, size_t cap, uint64_t size)
             return &tab[i];
 }
 
-static void count_size(at_analyzer *a, uint64_t size)
+static void count_size(at_analyzer *a, uint64_t size, uint64_t w)
 {
     at_an_histogram *h = &a->an.histogram;
     unsigned cls = at_an_size_class(size);
-    h->count[cls]++;
-    h->bytes[cls] += size;
+    h->count[cls] += w;
+    h->bytes[cls] += size * w;
     if ((a->sizes_n + 1) * 2 > a->sizes_cap) {
         size_t ocap = a->sizes_cap;
         size_count *old = a->sizes;
@@ -248,7 +261,7 @@ static void count_size(at_analyzer *a, uint64_t size)
         *s = (size_count){ .size = size, .used = true };
         a->sizes_n++;
     }
-    s->count++;
+    s->count += w;
 }
 
 /* ---- time and the series ------------------------------------------------ */
@@ -338,6 +351,12 @@ at_analyzer *at_analyzer_new(bool leaks_only)
     return a;
 }
 
+void at_analyzer_sampled(at_analyzer *a, uint64_t interval)
+{
+    a->interval = interval;
+    a->an.summary.sample_interval = interval;
+}
+
 void at_analyzer_free(at_analyzer *a)
 {
     if (!a)
@@ -356,11 +375,12 @@ void at_analyzer_free(at_analyzer *a)
  * same id. */
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
-    tally_release(a, &a->site_tally[b->site], b->size, temporary);
+    tally_release(a, &a->site_tally[b->site], b->size, b->weight, temporary);
     unsigned slots[NCTX], n = context_slots(b->ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary);
-    a->live_bytes -= b->size;
+        tally_release(a, &a->ctx_tally[slots[i]], b->size, b->weight, temporary);
+    a->live_bytes -= b->size * b->weight;
+    a->live_blocks -= b->weight;
     live_remove(a, b);
 }
 
@@ -368,7 +388,7 @@ static void new_peak(at_analyzer *a, const at_call *c)
 {
     at_an_peak *p = &a->an.peak;
     p->bytes = a->live_bytes;
-    p->blocks = a->live_n;
+    p->blocks = a->live_blocks;
     p->index = c->index;
     p->has_time = a->by_time;
     p->time_us = a->by_time ? a->x : 0;
@@ -383,64 +403,69 @@ static void allocate(at_analyzer *a, const at_call *c)
         s->reused_ids++;
         drop_block(a, old, false);
     }
-    s->allocations++;
-    s->allocated_bytes += c->size;
-    count_size(a, c->size);
+    uint64_t w = at_sampling_weight(a->interval, c->size, c->index);
+    s->allocations += w;
+    s->allocated_bytes += c->size * w;
+    count_size(a, c->size, w);
     uint32_t site = site_for(a, c);
-    tally_add(a, &a->site_tally[site], c->size);
+    tally_add(a, &a->site_tally[site], c->size, w);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_add(a, &a->ctx_tally[slots[i]], c->size);
+        tally_add(a, &a->ctx_tally[slots[i]], c->size, w);
     if ((a->live_n + 1) * 2 > a->live_cap)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .size = c->size, .site = site, .ctx = c->context,
-                       .used = true };
+    *b = (live_block){ .id = c->id, .size = c->size, .weight = w, .site = site,
+                       .ctx = c->context, .used = true };
     a->live_n++;
-    a->live_bytes += c->size;
+    a->live_bytes += c->size * w;
+    a->live_blocks += w;
     if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
         new_peak(a, c);
     a->last_was_alloc = true;
     a->last_alloc_id = c->id;
 }
 
-static void release(at_analyzer *a, const at_call *c)
+/* Returns the blocks the release stands for (its allocation's weight). */
+static uint64_t release(at_analyzer *a, const at_call *c)
 {
     at_an_summary *s = &a->an.summary;
-    s->releases++;
+    live_block *b = live_find(a, c->id);
+    uint64_t w = b ? b->weight : 1;
+    s->releases += w;
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        a->ctx[slots[i]].releases++;
-    live_block *b = live_find(a, c->id);
+        a->ctx[slots[i]].releases += w;
     if (!b) {
         s->unknown_releases++;
     } else {
-        bool temporary = a->last_was_alloc && a->last_alloc_id == c->id;
+        bool temporary = !a->interval && a->last_was_alloc && a->last_alloc_id == c->id;
         if (temporary)
             s->temporary++;
         drop_block(a, b, temporary);
     }
     a->last_was_alloc = false;
+    return w;
 }
 
 void at_analyzer_call(at_analyzer *a, const at_call *c)
 {
     advance_clock(a, c);
     at_an_point *p = a->leaks_only ? NULL : current_point(a);
+    uint64_t w = c->is_alloc ? at_sampling_weight(a->interval, c->size, c->index)
+                             : release(a, c);
     if (c->is_alloc)
         allocate(a, c);
-    else
-        release(a, c);
     if (!p)
         return;
     p->live_bytes = a->live_bytes;
     if (a->live_bytes > p->max_live_bytes)
         p->max_live_bytes = a->live_bytes;
     if (c->is_alloc) {
-        p->allocations++;
-        p->allocated_bytes += c->size;
+        p->allocations += w;
+        p->allocated_bytes += c->size * w;
     } else {
-        p->releases++;
+        p->releases += w;
     }
 }
 
@@ -514,7 +539,7 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     an->sites = a->sites;
     an->nsites = a->nsites;
     an->summary.leaked_bytes = a->live_bytes;
-    an->summary.leaked_blocks = a->live_n;
+    an->summary.leaked_blocks = a->live_blocks;
     finish_sizes(a);
     if (!a->leaks_only && a->npoints) {
         an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,

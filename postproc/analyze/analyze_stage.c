@@ -15,6 +15,7 @@
  * leaks pairing stage does the same for the same reason.
  */
 #include "analyze.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -50,8 +51,10 @@ static bool counted(const analyze_stage *s, const at_call *c)
 
 static at_analyzer *analyzer(analyze_stage *s)
 {
-    if (!s->an)
+    if (!s->an) {
         s->an = at_analyzer_new((s->t->header.filter & AT_F_LEAKS) != 0);
+        at_analyzer_sampled(s->an, at_sampling_interval(s->t));
+    }
     return s->an;
 }
 

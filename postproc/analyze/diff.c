@@ -188,15 +188,30 @@ static void total_row(FILE *out, const char *name, uint64_t old, uint64_t new, b
     fputc('\n', out);
 }
 
+const char *at_an_diff_mixed(const at_an_diff *d)
+{
+    bool s0 = d->run[0].summary.sample_interval != 0, s1 = d->run[1].summary.sample_interval != 0;
+    if (s0 == s1)
+        return NULL;
+    return s0 ? "OLD is a sampled trace (--sample) and NEW is not: estimates and exact counts "
+                "are not compared; trace both with --sample, or both without"
+              : "NEW is a sampled trace (--sample) and OLD is not: estimates and exact counts "
+                "are not compared; trace both with --sample, or both without";
+}
+
 static void totals(FILE *out, const at_an_diff *d)
 {
     const at_an_summary *o = &d->run[0].summary, *n = &d->run[1].summary;
     bool timed = !o->leaks_only && !n->leaks_only;
+    if (o->sample_interval)
+        fprintf(out, "estimates: both traces are sampled (one in %" PRIu64 " and one in %" PRIu64
+                     " bytes on average); every number below is estimated\n",
+                o->sample_interval, n->sample_interval);
     fprintf(out, "  %-18s %14s %14s %14s\n", "", "old", "new", "change");
     total_row(out, "allocations", o->allocations, n->allocations, true);
     total_row(out, "allocated bytes", o->allocated_bytes, n->allocated_bytes, true);
     total_row(out, "peak bytes", d->run[0].peak.bytes, d->run[1].peak.bytes, timed);
-    total_row(out, "temporary", o->temporary, n->temporary, timed);
+    total_row(out, "temporary", o->temporary, n->temporary, timed && !o->sample_interval);
     total_row(out, "leaked bytes", o->leaked_bytes, n->leaked_bytes, true);
     total_row(out, "leaked blocks", o->leaked_blocks, n->leaked_blocks, true);
 }

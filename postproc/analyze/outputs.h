@@ -54,6 +54,9 @@ void at_an_diff_free(at_an_diff *d);
 void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t);
 /* The comparison, the top `top` changed sites by their largest change.
  * Returns 0 or -1 (errno). */
+/* NULL, or why the two runs cannot be compared (one sampled, one exact:
+ * estimates are never mixed with exact counts). */
+const char *at_an_diff_mixed(const at_an_diff *d);
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
                      unsigned top);
 

@@ -11,6 +11,7 @@
  */
 #include "outputs.h"
 #include "gate.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
@@ -109,7 +110,9 @@ static void totals(FILE *out, const at_analysis *an)
     }
     fprintf(out, "leaked:       %s (%" PRIu64 " bytes) in %" PRIu64 " blocks\n",
             at_an_human(s->leaked_bytes, h, sizeof h), s->leaked_bytes, s->leaked_blocks);
-    if (!s->leaks_only)
+    if (s->sample_interval)
+        fputs("temporary:    not estimated from a sampled trace\n", out);
+    else if (!s->leaks_only)
         fprintf(out, "temporary:    %" PRIu64 " allocations (%.1f%% of all)\n", s->temporary,
                 percent(s->temporary, s->allocations));
     if (s->reused_ids)
@@ -272,6 +275,11 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
     if (hd->pid && *hd->pid)
         fprintf(out, ", pid %s", hd->pid);
     fputc('\n', out);
+    /* Never an estimate beside an exact count: a sampled trace's report
+     * says so before its first number, and every number is an estimate. */
+    if (an->summary.sample_interval)
+        fprintf(out, "estimates:    every count and size below is %s\n",
+                at_sampling_note(an->summary.sample_interval));
     totals(out, an);
     series(out, an);
     histogram(out, an);
@@ -280,7 +288,8 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
         ranked(out, an, t, AT_AN_PEAK, "memory at the peak", top);
         ranked(out, an, t, AT_AN_BYTES, "bytes allocated", top);
         ranked(out, an, t, AT_AN_CALLS, "calls", top);
-        ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
+        if (!an->summary.sample_interval)
+            ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
     }
     ranked(out, an, t, AT_AN_LEAKED, "leaked bytes", top);
     return ferror(out) ? -1 : 0;

@@ -507,6 +507,8 @@ void at_start(void)
         at_live_init();
     else
         at_sites_init();   /* full mode's records point to interned backtraces */
+    if (at_cfg.sample)
+        at_sample_init();
     if (at_writer_open(my_pid, 0) < 0)
         goto off;
     at_maps_refresh();

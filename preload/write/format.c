@@ -229,7 +229,7 @@ static char *put_value(char *p, char *end, const char *s)
 
 /* Everything after the process name: pid, filter, depth, origin and the
  * registry line. A name too long for the buffer is cut to leave this. */
-#define HEADER_TAIL_MAX 256   /* with a child's ppid and fork index */
+#define HEADER_TAIL_MAX 288   /* with a child's ppid and fork index, a sampling interval */
 
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
 {
@@ -262,6 +262,10 @@ size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const ch
         p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_COMPRESS ", ");
     p = PUTS(p, AT_HDR_DEPTH "=");
     p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
+    if (at_cfg.sample) {
+        p = PUTS(p, ", " AT_HDR_SAMPLE "=");
+        p += at_fmt_dec(p, at_cfg.sample);
+    }
     p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", ");
     if (ppid > 0) {
         p = PUTS(p, AT_HDR_PPID "=");
