@@ -36,14 +36,30 @@
 #define DAY_US (2 * HALF_DAY_US)
 #define NCTX 33 /* no context, then bits 0..31 */
 
+/*
+ * A live block in 16 bytes, its table at most 3/4 full: about 21 bytes a
+ * live block (32-byte slots at most half full were 64 to 128: a jq run
+ * with 260,000 live blocks took 32 MB for them). `packed` holds the size
+ * (40 bits) and the site + 1 (24 bits); 0 marks an empty slot. A block
+ * whose size, site or @CTX bits do not fit, or that stands for more than
+ * one block (a sampled trace's weight), has SIDE in its site field and
+ * the number of its entry in a side array (struct live_info) in its size
+ * field: rare, and no slower for the others.
+ */
 typedef struct live_block {
-    uint64_t id;    /* key; used marks the slot */
+    uint64_t id;     /* key */
+    uint64_t packed; /* size << SITE_BITS | (site + 1); 0: empty */
+} live_block;
+
+#define SITE_BITS 24
+#define SIDE ((1ull << SITE_BITS) - 1)
+
+typedef struct live_info {
     uint64_t size;
     uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
-    uint32_t ctx;   /* the allocation's @CTX bits */
-    bool used;
-} live_block;
+    uint32_t ctx;    /* the allocation's @CTX bits */
+} live_info;
 
 /* What a site or a context carries besides its public cost. */
 typedef struct tally {
@@ -65,6 +81,9 @@ struct at_analyzer {
     /* live blocks */
     live_block *live;
     size_t live_cap, live_n;
+    live_info *side;      /* what does not fit in a slot (see live_block) */
+    size_t nside, cside;
+    uint64_t side_free;   /* a free side entry + 1 (a list through .size); 0: none */
     uint64_t live_bytes;
     uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
@@ -98,10 +117,14 @@ struct at_analyzer {
     uint64_t width;
 };
 
+/* Every bit of the key into the low bits the tables index by: block
+ * addresses differ in their middle bits, and a multiply alone leaves
+ * the low bits of the product depending on the key's low bits only
+ * (long probe runs: a third of the analysis' time on a ripgrep trace). */
 static uint64_t mix(uint64_t v)
 {
-    v *= 0x9e3779b97f4a7c15ull;
-    return v ^ (v >> 29);
+    v = (v ^ (v >> 33)) * 0xff51afd7ed558ccdull;
+    return v ^ (v >> 33);
 }
 
 /* ---- live blocks ------------------------------------------------------- */
@@ -109,7 +132,7 @@ static uint64_t mix(uint64_t v)
 static live_block *live_slot(live_block *tab, size_t cap, uint64_t id)
 {
     for (size_t i = mix(id) & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!tab[i].used || tab[i].id == id)
+        if (!tab[i].packed || tab[i].id == id)
             return &tab[i];
 }
 
@@ -120,7 +143,7 @@ static void live_grow(at_analyzer *a)
     a->live_cap = ocap ? ocap * 2 : 4096;
     a->live = at_xcalloc(a->live_cap, sizeof *a->live);
     for (size_t i = 0; i < ocap; i++)
-        if (old[i].used)
+        if (old[i].packed)
             *live_slot(a->live, a->live_cap, old[i].id) = old[i];
     free(old);
 }
@@ -130,15 +153,49 @@ static live_block *live_find(at_analyzer *a, uint64_t id)
     if (!a->live_cap)
         return NULL;
     live_block *b = live_slot(a->live, a->live_cap, id);
-    return b->used ? b : NULL;
+    return b->packed ? b : NULL;
+}
+
+/* A block's size, site and context into its slot's word. */
+static uint64_t live_pack(at_analyzer *a, uint64_t size, uint64_t weight, uint32_t site,
+                          uint32_t ctx)
+{
+    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx && weight == 1)
+        return size << SITE_BITS | (site + 1);
+    uint64_t k;
+    if (a->side_free) {
+        k = a->side_free - 1;
+        a->side_free = a->side[k].size;
+    } else {
+        if (a->nside == a->cside) {
+            a->cside = a->cside ? 2 * a->cside : 64;
+            a->side = at_xreallocarray(a->side, a->cside, sizeof *a->side);
+        }
+        k = a->nside++;
+    }
+    a->side[k] = (live_info){ .size = size, .weight = weight, .site = site, .ctx = ctx };
+    return k << SITE_BITS | SIDE;
+}
+
+static live_info live_unpack(const at_analyzer *a, const live_block *b)
+{
+    uint64_t site = b->packed & SIDE, high = b->packed >> SITE_BITS;
+    if (site == SIDE)
+        return a->side[high];
+    return (live_info){ .size = high, .weight = 1, .site = (uint32_t)(site - 1), .ctx = 0 };
 }
 
 /* Linear probing's deletion: later entries of the same run move back into
  * the hole when their home slot allows it. */
 static void live_remove(at_analyzer *a, live_block *b)
 {
+    if ((b->packed & SIDE) == SIDE) {   /* its side entry onto the free list */
+        uint64_t k = b->packed >> SITE_BITS;
+        a->side[k].size = a->side_free;
+        a->side_free = k + 1;
+    }
     size_t mask = a->live_cap - 1, hole = (size_t)(b - a->live);
-    for (size_t i = (hole + 1) & mask; a->live[i].used; i = (i + 1) & mask) {
+    for (size_t i = (hole + 1) & mask; a->live[i].packed; i = (i + 1) & mask) {
         size_t home = mix(a->live[i].id) & mask;
         bool movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
         if (movable) {
@@ -146,7 +203,7 @@ static void live_remove(at_analyzer *a, live_block *b)
             hole = i;
         }
     }
-    a->live[hole].used = false;
+    a->live[hole].packed = 0;
     a->live_n--;
 }
 
@@ -362,6 +419,7 @@ void at_analyzer_free(at_analyzer *a)
     if (!a)
         return;
     free(a->live);
+    free(a->side);
     free(a->sites);
     free(a->site_tally);
     free(a->site_of);
@@ -375,12 +433,13 @@ void at_analyzer_free(at_analyzer *a)
  * same id. */
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
-    tally_release(a, &a->site_tally[b->site], b->size, b->weight, temporary);
-    unsigned slots[NCTX], n = context_slots(b->ctx, slots);
+    live_info info = live_unpack(a, b);
+    tally_release(a, &a->site_tally[info.site], info.size, info.weight, temporary);
+    unsigned slots[NCTX], n = context_slots(info.ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], b->size, b->weight, temporary);
-    a->live_bytes -= b->size * b->weight;
-    a->live_blocks -= b->weight;
+        tally_release(a, &a->ctx_tally[slots[i]], info.size, info.weight, temporary);
+    a->live_bytes -= info.size * info.weight;
+    a->live_blocks -= info.weight;
     live_remove(a, b);
 }
 
@@ -412,11 +471,10 @@ static void allocate(at_analyzer *a, const at_call *c)
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
         tally_add(a, &a->ctx_tally[slots[i]], c->size, w);
-    if ((a->live_n + 1) * 2 > a->live_cap)
+    if ((a->live_n + 1) * 4 > a->live_cap * 3)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .size = c->size, .weight = w, .site = site,
-                       .ctx = c->context, .used = true };
+    *b = (live_block){ .id = c->id, .packed = live_pack(a, c->size, w, site, c->context) };
     a->live_n++;
     a->live_bytes += c->size * w;
     a->live_blocks += w;
@@ -431,7 +489,7 @@ static uint64_t release(at_analyzer *a, const at_call *c)
 {
     at_an_summary *s = &a->an.summary;
     live_block *b = live_find(a, c->id);
-    uint64_t w = b ? b->weight : 1;
+    uint64_t w = b ? live_unpack(a, b).weight : 1;
     s->releases += w;
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)

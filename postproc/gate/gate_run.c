@@ -607,7 +607,9 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o, const c
         /* Not judged: its blocks are not added, so no report, JSON or
          * log shows a leak the gate did not judge (a crashed test's). */
         at_gate_set_problem(g, p, why);
-    } else {
+    } else if (!t->header.sample_interval) {
+        /* A sample's blocks are not leaks to list one by one: each stands
+         * for many, and the gate counts only exact ones. */
         at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
     }
     free(execd);
