@@ -173,9 +173,19 @@ SUPPS := $(wildcard share/alloctrace/*.supp)
 DOCS := README.md LICENSE
 DOCS_DOCS := $(wildcard docs/*.md)
 
+INSTALL_DIRS := $(BINDIR) $(LIBDIR) $(DATADIR) $(INCDIR) $(MANDIR)/man1 $(MANDIR)/man7 $(DOCDIR)/docs
+# The directories install had to create (parents too) are listed in
+# LIBDIR/created-dirs, added to across installs, so that uninstall removes
+# those it made once they are empty, and never one that was there before.
+DIRS_LIST := $(DESTDIR)$(LIBDIR)/created-dirs
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCDIR) \
-	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/docs
+	@new=""; for d in $(INSTALL_DIRS); do \
+	    while [ -n "$$d" ] && [ "$$d" != / ] && [ ! -d "$(DESTDIR)$$d" ]; do \
+	        new="$$new$$d\n"; d=$${d%/*}; done; done; \
+	install -d $(addprefix $(DESTDIR),$(INSTALL_DIRS)) && \
+	{ cat "$(DIRS_LIST)" 2>/dev/null; printf "$$new"; } | sort -u > "$(DIRS_LIST).new" && \
+	mv "$(DIRS_LIST).new" "$(DIRS_LIST)"
 	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
 	install -m 755 preload/liballoctrace.so preload/liballoctrace-attach.so $(DESTDIR)$(LIBDIR)/
 	$(if $(LAUNCHER_BINS),install -m 755 $(LAUNCHER_BINS) $(DESTDIR)$(LIBDIR)/)
@@ -187,7 +197,8 @@ install: all
 	install -m 644 $(DOCS_DOCS) $(DESTDIR)$(DOCDIR)/docs/
 
 # Removes the installed files, then the directories of alloctrace's own
-# (never bin/, share/man/ and the like, even when empty).
+# and those install created (created-dirs) when empty: never a bin/ or
+# share/man/ that was there before, even empty.
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_BINS))) \
 	      $(DESTDIR)$(LIBDIR)/liballoctrace.so $(DESTDIR)$(LIBDIR)/liballoctrace-attach.so \
@@ -197,7 +208,9 @@ uninstall:
 	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
 	      $(addprefix $(DESTDIR)$(DOCDIR)/,$(DOCS) $(DOCS_DOCS))
-	-rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null
+	@dirs=$$(sort -r "$(DIRS_LIST)" 2>/dev/null); rm -f "$(DIRS_LIST)"; \
+	for d in $$dirs; do rmdir "$(DESTDIR)$$d" 2>/dev/null; done; \
+	rmdir $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)/docs $(DESTDIR)$(DOCDIR) 2>/dev/null; true
 
 clean:
 	rm -rf $(B) $(PRODUCTS) $(CLEAN)

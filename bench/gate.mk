@@ -1,2 +1,4 @@
-# The leak gate's benchmark (make bench): alloctrace --check against valgrind and heaptrack.
+# The leak gate's benchmarks (make bench): alloctrace --check against valgrind and
+# heaptrack; what judging forked children costs on a whole suite (gate_children).
 BENCHES += bench/gate
+BENCHES += bench/gate_children

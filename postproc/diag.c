@@ -62,3 +62,14 @@ void at_diag_error(at_diag *d, int status, const char *fmt, ...)
         d->status = status;
     d->failed = true;
 }
+
+void at_diag_input_error(at_diag *d, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmessage(d, line, "error: ", fmt, ap);
+    va_end(ap);
+    if (!d->failed)
+        d->status = AT_EXIT_USAGE;
+    d->failed = true;
+}

@@ -46,6 +46,11 @@ void at_diag_init(at_diag *d, const char *file);
 bool at_diag_input(at_diag *d, uint64_t line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* An input that cannot be read at all (not a trace, empty): "FILE:LINE:
+ * error: ...", an error with or without --strict (exit 2). */
+void at_diag_input_error(at_diag *d, uint64_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* A warning that is not an input error (never fatal). */
 void at_diag_warn(at_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

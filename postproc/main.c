@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "outfile.h"
 #include "outputs.h"
 #include "compress.h"
 #include "diag.h"
@@ -666,9 +667,10 @@ int main(int argc, char **argv)
                         "give -o FILE.pb.gz\n");
         return AT_EXIT_USAGE;
     }
+    /* -o FILE: written beside FILE and renamed over it when complete
+     * (outfile.c): an interrupted or failed run leaves the old file. */
     int out_fd = 1;
-    if (o.output && strcmp(o.output, "-") != 0 &&
-        (out_fd = open(o.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+    if (o.output && strcmp(o.output, "-") != 0 && (out_fd = at_outfile_open(o.output)) < 0) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
         return AT_EXIT_FAIL;
     }
@@ -676,7 +678,7 @@ int main(int argc, char **argv)
     free((void *)o.resolve_opts.debug_dirs);
     free((void *)o.resolve_opts.cache_dir);
     at_filter_opts_free(&o.filter);
-    if (out_fd != 1 && close(out_fd) != 0 && status == AT_EXIT_OK) {
+    if (out_fd != 1 && at_outfile_close(out_fd, status == AT_EXIT_OK) != 0 && status == AT_EXIT_OK) {
         fprintf(stderr, AT_PROGRAM ": %s: %s\n", o.output, strerror(errno));
         status = AT_EXIT_FAIL;
     }

@@ -194,6 +194,23 @@ static int parse_depth(void)
     return 0;
 }
 
+/* ALLOCTRACE_EXEC_CHAIN=PID (the gate's default): the program the gate
+ * started and what it execs in place (a wrapper's `exec "$@"`) are traced;
+ * a program exec'd by another process (a forked child running a tool)
+ * runs untraced, as memcheck's children do without --trace-children. */
+static int parse_exec_chain(void)
+{
+    const char *v = at_getenv(AT_ENV_EXEC_CHAIN);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    long pid = strtol(v, &end, 10);
+    if (*end || pid <= 0)
+        return bad(AT_ENV_EXEC_CHAIN, v, "expected a process id");
+    at_cfg.exec_chain = pid;
+    return 0;
+}
+
 /* A signal setting (the toggle signal, the snapshot signal) into *out. */
 static int parse_signal_named(const char *env, int *out)
 {
@@ -379,7 +396,7 @@ int at_config_load(void)
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
         parse_bool(AT_ENV_CONTROL, &at_cfg.control) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
-        parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode() ||
+        parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_exec_chain() || parse_mode() ||
         parse_compress() || parse_sample() || parse_sample_seed())
         return -1;
     /* The leak report and the gate count every block: they stay exact. */

@@ -63,6 +63,7 @@ struct at_config {
     int toggle_signal;      /* 0: none */
     int follow_fork;
     int follow_exec;
+    long exec_chain;        /* > 0: only this pid's exec'd programs are traced (the gate) */
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
@@ -288,7 +289,9 @@ void at_append_raw(const char *text, size_t len) AT_HIDDEN;
 int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
 void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
-void at_writer_before_exec(void) AT_HIDDEN;
+/* Writes what is buffered and, where the file exists, "## exec: PATH":
+ * the gate tells a wrapper that exec'd from a process that died. */
+void at_writer_before_exec(const char *path) AT_HIDDEN;
 /* Leaks mode at exit: a forked child's file is written even if its
  * report has no leak. */
 void at_writer_keep(void) AT_HIDDEN;
@@ -697,6 +700,14 @@ void at_signals_install(void (*on_end)(int sig)) AT_HIDDEN;
 void at_start(void) AT_HIDDEN;
 /* Writes everything the run holds: leaks, buffers. Idempotent. */
 void at_finish(void) AT_HIDDEN;
+
+/* ---- exitlast.c ------------------------------------------------------- */
+/* Runs fn after every exit handler and every destructor (from exit's last
+ * stdio flush; see exitlast.c). Call while exiting. 0, or -1 when it
+ * cannot: then the caller runs fn itself. */
+int at_exit_last(void (*fn)(void)) AT_HIDDEN;
+/* Whether fn has run. */
+int at_exit_last_done(void) AT_HIDDEN;
 /* From the handler of signal `sig`, which is about to end the process:
  * writes the trace (leaks mode: the live blocks) and the cut line. */
 void at_finish_signal(int sig) AT_HIDDEN;

@@ -8,7 +8,7 @@ UNIT_TESTS += tests/unit/test_gate.c tests/unit/test_gate_baseline.c tests/unit/
 GP := $(B)/tests/programs
 GATE_PROGS := $(GP)/gate_leaky $(GP)/gate_clean $(GP)/libgate_lib.so $(GP)/gate_uselib \
               $(GP)/gate_segv $(GP)/gate_empty $(GP)/gate_empty_cxx $(GP)/gate_spawn \
-              $(GP)/gate_leaky_cxx \
+              $(GP)/gate_leaky_cxx $(GP)/gate_fork $(GP)/gate_pool $(GP)/libgate_dtorlib.so $(GP)/gate_usedtor \
               $(GP)/gate_static
 GATE_PROG_CFLAGS := -std=gnu11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 
@@ -24,12 +24,20 @@ $(GP)/libgate_lib.so: tests/programs/gate_lib.c
 	$(CC) $(GATE_PROG_CFLAGS) -fPIC -shared $< -o $@
 $(GP)/gate_uselib: tests/programs/gate_uselib.c $(GP)/libgate_lib.so
 	$(CC) $(GATE_PROG_CFLAGS) $< -L$(GP) -lgate_lib -Wl,-rpath,'$$ORIGIN' -o $@
+$(GP)/libgate_dtorlib.so: tests/programs/gate_dtorlib.cc
+	@mkdir -p $(@D)
+	$(CXX) -O0 -g -Wall -Wextra -Werror -fPIC -shared $< -o $@
+$(GP)/gate_usedtor: tests/programs/gate_usedtor.c $(GP)/libgate_dtorlib.so
+	$(CC) $(GATE_PROG_CFLAGS) $< -L$(GP) -lgate_dtorlib -Wl,-rpath,'$$ORIGIN' -o $@
 $(GP)/gate_empty_cxx: tests/programs/gate_empty_cxx.cc
 	@mkdir -p $(@D)
 	$(CXX) -O0 -g -Wall -Wextra -Werror $< -o $@
 $(GP)/gate_leaky_cxx: tests/programs/gate_leaky_cxx.cc
 	@mkdir -p $(@D)
 	$(CXX) -O0 -g -Wall -Wextra -Werror $< -o $@
+$(GP)/gate_pool: tests/programs/gate_pool.c
+	@mkdir -p $(@D)
+	$(CC) $(GATE_PROG_CFLAGS) -pthread $< -o $@
 # A static program: the tracer cannot be preloaded into it.
 $(GP)/gate_static: tests/programs/gate_clean.c
 	@mkdir -p $(@D)

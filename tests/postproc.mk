@@ -11,7 +11,8 @@ FUZZ_TARGETS += tests/fuzz/fuzz_reader.c
 # The end-to-end tests trace programs of known allocation sites (-O0, no
 # builtins, so each site keeps its own call and return address).
 PP_PROGS := $(B)/tests/programs/postproc_sites
-INTEGRATION_TESTS += tests/integration/test_postproc.c tests/integration/test_postproc_input.c
+INTEGRATION_TESTS += tests/integration/test_postproc.c tests/integration/test_postproc_input.c \
+                     tests/integration/test_postproc_outfile.c
 TEST_DEPS += postproc/alloctrace-postproc preload/liballoctrace.so $(PP_PROGS)
 
 $(B)/tests/programs/postproc_%: tests/programs/postproc_%.c

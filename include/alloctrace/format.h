@@ -55,6 +55,7 @@
 /* The tracer's last line when it could not write the whole trace: a
  * signal ended the program, the disk was full, ... (docs/TEXT_FORMAT.md). */
 #define AT_CUT_PREFIX      "## trace cut: "
+#define AT_EXEC_PREFIX     "## exec: "      /* "## exec: PATH": the process exec'd PATH here */
 
 /* Leaks mode: a persistent comment before a leaked block's call line (or
  * before a compressed group's first one) giving memcheck's leak kind of
@@ -99,6 +100,7 @@
 #define AT_ENV_TOGGLE_SIG  "ALLOCTRACE_TOGGLE_SIGNAL"
 #define AT_ENV_FOLLOW_FORK "ALLOCTRACE_FOLLOW_FORK"
 #define AT_ENV_FOLLOW_EXEC "ALLOCTRACE_FOLLOW_EXEC"
+#define AT_ENV_EXEC_CHAIN  "ALLOCTRACE_EXEC_CHAIN"   /* PID: with follow-exec, only programs exec'd by PID are traced */
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 #define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */

@@ -12,6 +12,7 @@
  * formats with room for it say so, folded stacks (no room) on stderr.
  */
 #include "export_stage.h"
+#include "outfile.h"
 #include "sampling.h"
 #include "xalloc.h"
 
@@ -92,7 +93,7 @@ static void put(at_stage *self, const at_record *r)
 
 static FILE *open_out(exporter *e, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = at_outfile_fopen(path);
     if (!f)
         at_diag_error(e->d, AT_EXIT_FAIL, "%s: %s", path, strerror(errno));
     return f;
@@ -103,7 +104,8 @@ static FILE *open_out(exporter *e, const char *path)
 static void close_out(exporter *e, FILE *f, const char *path, int rc, bool announce)
 {
     int err = rc != 0 ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !err)
+    /* A named file is renamed into place only when whole (outfile.c). */
+    if (at_outfile_fclose(f, err == 0) != 0 && !err)
         err = errno ? errno : EIO;
     if (err == EOVERFLOW)
         at_diag_error(e->d, AT_EXIT_FAIL, "%s: costs too large for webgrind even in KiB", path);

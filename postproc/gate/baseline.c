@@ -14,6 +14,7 @@
  * it diffs well under version control.
  */
 #include "gate.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -148,18 +149,14 @@ at_baseline *at_baseline_from_gate(const at_gate *g)
 
 int at_baseline_write(const at_baseline *b, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = at_outfile_fopen(path); /* renamed into place when whole */
     if (!f)
         return -1;
     fprintf(f, "%s\n# process\tbytes\tblocks\tstack (outermost first)\n", BASELINE_MAGIC);
     for (size_t i = 0; i < b->n; i++)
         fprintf(f, "%s\t%" PRIu64 "\t%" PRIu64 "\t%s\n", b->v[i].process, b->v[i].bytes,
                 b->v[i].blocks, b->v[i].key);
-    int err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    errno = err;
-    return err ? -1 : 0;
+    return at_outfile_fclose(f, true);
 }
 
 static bool parse_u64(const char *s, size_t len, uint64_t *out)

@@ -26,6 +26,7 @@
  *   means wanting one.
  */
 #include "gate.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -102,6 +103,20 @@ void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why)
     if (!p->problem)
         p->problem = keep(g, why);
 }
+
+void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program)
+{
+    p->exec_into = keep(g, program && *program ? program : AT_UNKNOWN);
+}
+
+void at_gate_set_stopped(at_gate *g, at_gate_proc *p, const char *why)
+{
+    p->stopped = keep(g, why);
+}
+
+/* Whether the process has a verdict of its own (not a wrapper that
+ * exec'd, not a worker its program stopped). */
+static bool judged(const at_gate_proc *p) { return !p->exec_into && !p->stopped; }
 
 /* ---- grouping and suppressions ------------------------------------------ */
 
@@ -279,11 +294,16 @@ int at_gate_finish(at_gate *g)
         if (p->problem && !g->untrusted)
             g->untrusted = p->problem;
     }
+    size_t njudged = 0;
+    for (size_t i = 0; i < g->nprocs; i++)
+        njudged += judged(&g->procs[i]);
     if (g->opt.program_signal > 0)
         g->untrusted = "the program was killed by a signal before it exited";
-    else if (g->nprocs == 0 && g->nskipped > 0)
+    else if (njudged == 0 && g->nskipped > 0)
         g->untrusted = "no traced process was one to judge (--process)";
-    else if (g->nprocs == 0)
+    else if (njudged == 0 && g->opt.no_trace_reason)
+        g->untrusted = g->opt.no_trace_reason;
+    else if (njudged == 0)
         g->untrusted = "no trace was written: the tracer was not loaded "
                        "(static or setuid program?)";
 
@@ -355,8 +375,19 @@ static void print_process(FILE *out, const at_gate *g, const at_gate_proc *p)
     if (p->trace_path) /* none when the trace is a temporary file, deleted when done */
         fprintf(out, ", trace %s", p->trace_path);
     fputc('\n', out);
+    if (p->exec_into) {
+        fprintf(out, "exec'd %s: not judged itself; the program it became is judged below\n\n",
+                p->exec_into);
+        return;
+    }
+    if (p->stopped) {
+        fprintf(out, "not judged: %s\n\n", p->stopped);
+        return;
+    }
+    /* A trace that cannot be trusted has no leaks added (gate_run.c): what
+     * it holds was never judged, so no "Leak of" line may suggest it was. */
     if (p->problem)
-        fprintf(out, "alloctrace: cannot judge this process: %s\n", p->problem);
+        fprintf(out, "alloctrace: not judged: %s\n", p->problem);
     size_t shown = p->ngroups;
     if (g->opt.max_groups && shown > g->opt.max_groups)
         shown = g->opt.max_groups;
@@ -481,6 +512,9 @@ void at_gate_print_report(FILE *out, const at_gate *g)
         print_process(out, g, &g->procs[i]);
     if (g->nskipped)
         fprintf(out, "alloctrace: %zu other process(es) not judged (--process)\n", g->nskipped);
+    if (g->nwrapper_children)
+        fprintf(out, "alloctrace: %zu process(es) the wrapper forked before it exec'd the program "
+                     "not judged (--follow-children judges them)\n", g->nwrapper_children);
     print_suppression_use(out, g);
     print_verdict(out, g);
     print_leak_summary(out, g);
@@ -675,13 +709,9 @@ void at_gate_print_suppressions(FILE *out, const at_gate *g)
 
 int at_gate_write_file(const at_gate *g, const char *path, void (*document)(FILE *, const at_gate *))
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = at_outfile_fopen(path); /* renamed into place when whole */
     if (!f)
         return -1;
     document(f, g);
-    int err = ferror(f) ? EIO : 0;
-    if (fclose(f) != 0 && !err)
-        err = errno;
-    errno = err;
-    return err ? -1 : 0;
+    return at_outfile_fclose(f, true);
 }

@@ -81,7 +81,11 @@ typedef struct at_gate_proc {
     const char *trace_path; /* arena strings; NULL: a temporary trace, not named */
     const char *process;
     long pid;
-    const char *problem; /* non-NULL: this trace cannot be trusted (why) */
+    const char *problem; /* non-NULL: this trace cannot be trusted (why); not judged */
+    const char *exec_into; /* non-NULL: the process exec'd this program, judged in
+                              the trace after this one; this one is not judged */
+    const char *stopped;   /* non-NULL: a child stopped by another process's signal
+                              (a pool's worker terminated): not judged, no problem */
     at_gate_group *groups;
     size_t ngroups, cap;
     uint64_t bytes, blocks;                       /* left after suppressions */
@@ -110,6 +114,7 @@ typedef struct at_gate_options {
     const char *baseline_label; /* for the report; NULL without a baseline */
     unsigned fail_kinds;        /* leak kinds that fail (AT_LEAK_BIT set); default
                                    definite, indirect and unknown */
+    const char *no_trace_reason; /* why no trace was written, when the caller knows */
 } at_gate_options;
 
 typedef struct at_baseline at_baseline;
@@ -124,6 +129,7 @@ typedef struct at_gate {
     bool has_matcher;
     const at_baseline *baseline; /* not owned; NULL: none */
     size_t nskipped;             /* traces of processes not to judge (--process) */
+    size_t nwrapper_children;    /* forked by a wrapper before it exec'd the program */
     const char *untrusted;       /* set by at_gate_finish: why the verdict is 3 */
     int verdict;                 /* set by at_gate_finish */
     at_stack_table *arena;       /* string storage */
@@ -144,6 +150,16 @@ at_gate_proc *at_gate_add_process(at_gate *g, const char *trace_path, const char
 /* Marks a process's trace as not trustworthy (truncated, unreadable): the
  * verdict will be AT_GATE_UNTRUSTED. */
 void at_gate_set_problem(at_gate *g, at_gate_proc *p, const char *why);
+
+/* Marks a process that exec'd `program` (a wrapper: `exec "$@"`, libtool's
+ * scripts): its own trace ends at the exec and is not judged; the program
+ * it became is judged in a trace of its own. */
+void at_gate_set_exec(at_gate *g, at_gate_proc *p, const char *program);
+
+/* Marks a forked child that another process stopped with a signal (why):
+ * it never exited, so there is nothing to judge, and it is no reason to
+ * distrust the run (the program stopped its own worker). */
+void at_gate_set_stopped(at_gate *g, at_gate_proc *p, const char *why);
 
 /* Groups the blocks by stack and applies the suppressions with matcher m
  * given to at_gate_new. maps may be NULL; `stacks` serves as the frame

@@ -96,6 +96,10 @@ static void process(FILE *f, const at_gate *g, const at_gate_proc *p)
     at_json_str(f, p->trace_path);
     fputs(", \"problem\": ", f);
     at_json_str(f, p->problem);
+    fputs(", \"exec\": ", f);
+    at_json_str(f, p->exec_into);
+    fputs(", \"stopped\": ", f);
+    at_json_str(f, p->stopped);
     fprintf(f, ",\n      \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"gating_bytes\": %" PRIu64
                ", \"gating_blocks\": %" PRIu64 ", \"suppressed_bytes\": %" PRIu64
                ", \"suppressed_blocks\": %" PRIu64 ",",

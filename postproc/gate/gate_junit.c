@@ -97,8 +97,11 @@ static void testcase(FILE *f, const at_gate_proc *p)
 
 static void document(FILE *f, const at_gate *g)
 {
-    size_t tests = g->nprocs, failures = 0, errors = 0;
+    size_t tests = 0, failures = 0, errors = 0;
     for (size_t i = 0; i < g->nprocs; i++) {
+        if (g->procs[i].exec_into || g->procs[i].stopped)
+            continue; /* a wrapper (the program it exec'd is the test), a stopped worker */
+        tests++;
         failures += g->procs[i].gating_groups > 0;
         errors += g->procs[i].problem != NULL;
     }
@@ -118,7 +121,8 @@ static void document(FILE *f, const at_gate *g)
         fputs("\"/>\n    </testcase>\n", f);
     }
     for (size_t i = 0; i < g->nprocs; i++)
-        testcase(f, &g->procs[i]);
+        if (!g->procs[i].exec_into && !g->procs[i].stopped)
+            testcase(f, &g->procs[i]);
     fputs("  </testsuite>\n</testsuites>\n", f);
 }
 

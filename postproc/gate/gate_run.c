@@ -28,6 +28,7 @@
  *   and runs, so the same libc frames are not looked up again.
  */
 #include "gate_run.h"
+#include "outfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -57,6 +58,7 @@ typedef struct gate_opts {
     const char *default_supp;
     const char *baseline, *json, *junit, *log_file, *output;
     const char *process_re; /* --process: judge only programs matching it */
+    bool all_children;      /* --all-children: a wrapper's forked children too */
     bool update_baseline, quiet;
     bool check_config; /* --check-config: check files and options, judge nothing */
     const char *convert; /* --convert-suppressions FILE */
@@ -73,7 +75,7 @@ enum {
     O_SUPP = 256, O_DEFAULT_SUPP, O_LEAK_EXIT, O_FAIL_PROG, O_IGNORE_PROG, O_FAIL_UNUSED, O_GEN, O_MAX_GROUPS,
     O_BASELINE, O_UPDATE_BASELINE, O_JSON, O_JUNIT, O_PROG_STATUS, O_PROG_SIGNAL, O_PROCESS,
     O_CACHE_DIR, O_NO_CACHE, O_REMOVE, O_LEAK_KINDS, O_LOG_FILE, O_CHECK_CONFIG, O_CONVERT,
-    O_NAME,
+    O_NAME, O_NO_TRACE_REASON, O_ALL_CHILDREN,
 };
 
 static const struct option long_opts[] = {
@@ -102,6 +104,8 @@ static const struct option long_opts[] = {
     { "output", required_argument, NULL, 'o' },
     { "quiet", no_argument, NULL, 'q' },
     { "name", required_argument, NULL, O_NAME },
+    { "no-trace-reason", required_argument, NULL, O_NO_TRACE_REASON },
+    { "all-children", no_argument, NULL, O_ALL_CHILDREN },
     { "help", no_argument, NULL, 'h' },
     { "version", no_argument, NULL, 'V' },
     { NULL, 0, NULL, 0 },
@@ -225,6 +229,10 @@ static void parse(int argc, char **argv, gate_opts *o)
         case 'o': o->output = optarg; break;
         case 'q': o->quiet = true; break;
         case O_NAME: at_program_name = optarg; break;
+        /* The script's finding (an ASan build, a static program), for
+         * the verdict when no trace was written. */
+        case O_NO_TRACE_REASON: o->gate.no_trace_reason = optarg; break;
+        case O_ALL_CHILDREN: o->all_children = true; break;
         case 'h': usage(stdout); exit(0);
         case 'V': printf("%s %s\n", AT_PROGRAM, AT_VERSION); exit(0);
         default:
@@ -365,6 +373,21 @@ static char *cut_reason(int fd)
     return strncmp(last, AT_CUT_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
 }
 
+/* The program on the tracer's exec line ("## exec: PATH", written before
+ * an exec) when it is the trace's last line, as a new string, or NULL. */
+static char *exec_line(int fd)
+{
+    char buf[1024];
+    size_t n = read_tail(fd, buf, sizeof buf);
+    if (!n)
+        return NULL;
+    buf[n - 1] = '\0';
+    char *last = strrchr(buf, '\n');
+    last = last ? last + 1 : buf;
+    size_t plen = strlen(AT_EXEC_PREFIX);
+    return strncmp(last, AT_EXEC_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
+}
+
 /* Why the trace is not whole, or NULL. */
 static char *completeness(int fd, const at_trace *t, const collector *c)
 {
@@ -417,9 +440,111 @@ static bool removed(const gate_opts *o, const char *path)
     return false;
 }
 
+/* The header's pid of the trace at path, or -1. */
+static long file_pid(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *v = fd >= 0 ? header_field(fd, AT_HDR_PID) : NULL;
+    char *end = NULL;
+    long pid = v ? strtol(v, &end, 10) : -1;
+    if (!v || *end || end == v)
+        pid = -1;
+    free(v);
+    if (fd >= 0)
+        close(fd);
+    return pid;
+}
+
+/* Whether trace b was written after trace a by the same process: an exec'd
+ * program that keeps the pid gets the same name with ".N" added, so the
+ * longer name (then the larger, for ".10" after ".9") is the later one. */
+static bool later_name(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    return lb != la ? lb > la : strcmp(b, a) > 0;
+}
+
+/* The program trace i's process exec'd into (a new string), or NULL: the
+ * next trace of the same pid, when there is one. */
+static char *exec_successor(const gate_opts *o, const long *pids, size_t i)
+{
+    const char *best = NULL;
+    for (size_t j = 0; j < o->ntraces; j++)
+        if (j != i && pids[i] >= 0 && pids[j] == pids[i] && later_name(o->traces[i], o->traces[j]) &&
+            (!best || later_name(o->traces[j], best)))
+            best = o->traces[j];
+    if (!best)
+        return NULL;
+    int fd = open(best, O_RDONLY | O_CLOEXEC);
+    char *process = fd >= 0 ? header_field(fd, AT_HDR_PROCESS) : NULL;
+    if (fd >= 0)
+        close(fd);
+    return process ? process : strdup(AT_UNKNOWN);
+}
+
+/* The header's process= of the trace at path (a new string), or NULL. */
+static char *file_process(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *v = fd >= 0 ? header_field(fd, AT_HDR_PROCESS) : NULL;
+    if (fd >= 0)
+        close(fd);
+    return v;
+}
+
+/*
+ * Whether trace i is of a process a wrapper forked before it exec'd the
+ * program (libtool's bash wrapper runs $(...) subshells, then execs the
+ * test): such a child is a copy of the wrapper, so its program is the
+ * name of one of the main pid's images that exec'd away (not the last
+ * one's). Those are the wrapper's, not the test's: not judged unless
+ * --follow-children. A child the test forks carries the test's name.
+ */
+static bool forked_by_wrapper(const gate_opts *o, const long *pids, char *const *names, size_t i)
+{
+    if (o->all_children || pids[i] < 0 || pids[i] == pids[0] || !names[i])
+        return false;
+    const char *last = NULL;
+    for (size_t j = 0; j < o->ntraces; j++)
+        if (pids[j] == pids[0] && (!last || later_name(last, o->traces[j])))
+            last = o->traces[j];
+    bool wrapper_name = false, final_name = false;
+    for (size_t j = 0; j < o->ntraces; j++) {
+        if (pids[j] != pids[0] || !names[j] || strcmp(names[j], names[i]) != 0)
+            continue;
+        if (o->traces[j] == last)
+            final_name = true;
+        else
+            wrapper_name = true;
+    }
+    return wrapper_name && !final_name;
+}
+
+/* Whether a cut reason ("killed by signal 15 (SIGTERM)") names a signal
+ * one process sends another to stop it - a pool terminating its workers,
+ * a test stopping its server child - rather than a crash. */
+static bool stopped_by_another(const char *cut)
+{
+    static const char *const sent[] = { "(SIGTERM)", "(SIGINT)", "(SIGHUP)", "(SIGQUIT)",
+                                        "(SIGPIPE)", "(SIGALRM)", "(SIGUSR1)", "(SIGUSR2)" };
+    if (strncmp(cut, "killed by signal ", 17) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof sent / sizeof *sent; i++)
+        if (strstr(cut, sent[i]))
+            return true;
+    return false;
+}
+
 /* Reads one trace into the gate. Returns -1 when it cannot be opened.
- * A trace that is deleted when done is not named in the reports. */
-static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
+ * A trace that is deleted when done is not named in the reports.
+ * exec_into: the program the process became by exec, when a trace of the
+ * same pid follows; a leaks-mode trace that then ends without its summary
+ * (the tracer writes it at exit, and the process never exited) is that
+ * wrapper's, not judged, not a problem. main_chain: the trace is of the
+ * pid the gate started (the first trace's), whose exec'd programs must be
+ * traced: one that left no trace is a process that could not be judged. */
+static int judge_trace(at_gate *g, const char *path, const gate_opts *o, const char *exec_into,
+                       bool main_chain)
 {
     bool quiet = o->quiet;
     const char *cache_dir = o->cache_dir;
@@ -447,14 +572,49 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
 
     at_gate_proc *p = at_gate_add_process(g, removed(o, path) ? NULL : path, t->header.process,
                                           header_pid(t));
-    char *why = rc != 0 ? strdup("the trace could not be read to its end") : completeness(fd, t, &c);
-    if (why)
+    /* (An empty or garbage file stops the reader at once: said as such.) */
+    char *why = rc != 0 && t->header.present ? strdup("the trace could not be read to its end")
+                                              : completeness(fd, t, &c);
+    uint64_t summary_blocks, summary_bytes;
+    char *cut = why ? cut_reason(fd) : NULL;
+    char *execd = why && !cut ? exec_line(fd) : NULL;
+    bool wrapper = why && !cut && leaks_mode(fd) && (execd || exec_into) &&
+                   !read_leak_summary(fd, &summary_blocks, &summary_bytes);
+    if (wrapper && exec_into) {
+        at_gate_set_exec(g, p, exec_into);
+    } else if (wrapper && !main_chain) {
+        /* A child that exec'd a program the gate does not follow (the
+         * tools a test runs, as memcheck without --trace-children). */
+        char *what = NULL;
+        if (asprintf(&what, "%s (not traced: --follow-children judges it)", execd) < 0)
+            what = NULL;
+        at_gate_set_exec(g, p, what ? what : execd);
+        free(what);
+    } else if (wrapper) {
+        char *what = NULL;
+        if (asprintf(&what, "it exec'd %s, which left no trace (a static or setuid program?)",
+                     execd) < 0)
+            what = NULL;
+        at_gate_set_problem(g, p, what ? what : "it exec'd a program that left no trace");
+        free(what);
+    } else if (cut && !main_chain && stopped_by_another(cut)) {
+        char *what = NULL;
+        if (asprintf(&what, "%s before it exited; its program stopped it (a pool's worker?)", cut) < 0)
+            what = NULL;
+        at_gate_set_stopped(g, p, what ? what : cut);
+        free(what);
+    } else if (why) {
+        /* Not judged: its blocks are not added, so no report, JSON or
+         * log shows a leak the gate did not judge (a crashed test's). */
         at_gate_set_problem(g, p, why);
-    free(why);
-    /* A sample's blocks are not leaks to list one by one: each stands for
-     * many, and the gate counts only exact ones. */
-    if (!t->header.sample_interval)
+    } else if (!t->header.sample_interval) {
+        /* A sample's blocks are not leaks to list one by one: each stands
+         * for many, and the gate counts only exact ones. */
         at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
+    }
+    free(execd);
+    free(cut);
+    free(why);
 
     free(c.blocks);
     at_leaks_free(leaks);
@@ -603,12 +763,26 @@ static int run(const gate_opts *o, at_gate_supp *supp, const at_baseline *base, 
     }
     at_gate *g = at_gate_new(&o->gate, &m, base);
     int status = 0;
-    for (size_t i = 0; i < o->ntraces && status == 0; i++) {
-        if (o->process_re && !wanted(o->traces[i], &re))
-            g->nskipped++;
-        else if (judge_trace(g, o->traces[i], o) != 0)
-            status = AT_GATE_USAGE;
+    long *pids = at_xreallocarray(NULL, o->ntraces ? o->ntraces : 1, sizeof *pids);
+    char **names = at_xreallocarray(NULL, o->ntraces ? o->ntraces : 1, sizeof *names);
+    for (size_t i = 0; i < o->ntraces; i++) {
+        pids[i] = file_pid(o->traces[i]);
+        names[i] = file_process(o->traces[i]);
     }
+    for (size_t i = 0; i < o->ntraces && status == 0; i++) {
+        char *exec_into = exec_successor(o, pids, i);
+        if (forked_by_wrapper(o, pids, names, i))
+            g->nwrapper_children++;
+        else if (o->process_re && !wanted(o->traces[i], &re))
+            g->nskipped++;
+        else if (judge_trace(g, o->traces[i], o, exec_into, pids[i] >= 0 && pids[i] == pids[0]) != 0)
+            status = AT_GATE_USAGE;
+        free(exec_into);
+    }
+    for (size_t i = 0; i < o->ntraces; i++)
+        free(names[i]);
+    free(names);
+    free(pids);
     if (o->process_re)
         regfree(&re);
     at_baseline *written = NULL;
@@ -669,14 +843,15 @@ int at_gate_main(int argc, char **argv)
         status = check_config(&o);
         goto done;
     }
-    if (o.output && strcmp(o.output, "-") != 0 && !(out = fopen(o.output, "w"))) {
+    if (o.output && strcmp(o.output, "-") != 0 && !(out = at_outfile_fopen(o.output))) {
         fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         out = stdout;
         goto done;
     }
     status = run(&o, supp, base, out);
 done:
-    if (out != stdout && fclose(out) != 0 && status != AT_GATE_USAGE) {
+    if (out != stdout && at_outfile_fclose(out, status != AT_GATE_USAGE) != 0 &&
+        status != AT_GATE_USAGE) {
         fprintf(stderr, "%s: %s: %s\n", at_program_name, o.output, strerror(errno));
         status = AT_GATE_USAGE;
     }

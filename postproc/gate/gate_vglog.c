@@ -93,6 +93,15 @@ static void leak_summary(FILE *f, long pid, const at_gate_proc *p)
 static void process_records(FILE *f, const at_gate_proc *p)
 {
     long pid = p->pid >= 0 ? p->pid : 0;
+    if (p->stopped) {
+        fprintf(f, "==%ld== alloctrace: not judged: %s\n==%ld== \n", pid, p->stopped, pid);
+        return;
+    }
+    if (p->exec_into) { /* a wrapper: its pid's records are the exec'd program's */
+        fprintf(f, "==%ld== alloctrace: exec'd %s, judged as that program\n==%ld== \n", pid,
+                p->exec_into, pid);
+        return;
+    }
     size_t n = p->gating_groups, k = 0;
     for (size_t i = 0; i < p->ngroups; i++) {
         const at_gate_group *grp = &p->groups[i];
@@ -116,7 +125,7 @@ static void process_records(FILE *f, const at_gate_proc *p)
     if (any)
         leak_summary(f, pid, p);
     else if (p->problem)
-        fprintf(f, "==%ld== alloctrace: cannot judge this process: %s\n==%ld== \n", pid, p->problem, pid);
+        fprintf(f, "==%ld== alloctrace: not judged: %s\n==%ld== \n", pid, p->problem, pid);
     else
         fprintf(f, "==%ld== All heap blocks were freed -- no leaks are possible\n==%ld== \n", pid, pid);
     fprintf(f, "==%ld== ERROR SUMMARY: %zu errors from %zu contexts\n", pid, n, n);

@@ -1190,25 +1190,21 @@ static bool not_a_trace(const char *buf, size_t len, bool at_end, char *why, siz
     return true;
 }
 
-/* Judges the first bytes of the input (see not_a_trace); an empty input
- * is no trace either, but only --strict says so (an empty result is what
- * it stands for). Returns true when nothing is to be read: an error under
- * --strict, else one warning and an empty result. */
+/* Judges the first bytes of the input (see not_a_trace). An input that is
+ * no trace at all (a garbage file, /etc/passwd, an ELF, an empty file) is
+ * an error with or without --strict, exit 2: the user asked for a trace
+ * to be read and there is none; an empty result would pass for an empty
+ * trace. (A trace damaged further on is read with warnings, as before.)
+ * Returns true when nothing is to be read. */
 static bool refuse_input(reader *r, const char *buf, size_t len, bool at_end)
 {
     char why[128];
-    if (len == 0) {
-        if (!r->d->strict)
-            return false;
-        snprintf(why, sizeof why, "the input is empty");
-    } else if (!not_a_trace(buf, len, at_end, why, sizeof why)) {
+    if (len == 0)
+        snprintf(why, sizeof why, "the input is empty (did the traced process write nothing?)");
+    else if (!not_a_trace(buf, len, at_end, why, sizeof why))
         return false;
-    }
-    bool strict = at_diag_input(r->d, 1, "not a trace: %s%s", why, r->d->strict ? "" : "; nothing read");
-    if (!strict)
-        emit_header(r, 0); /* the empty result */
+    at_diag_input_error(r->d, 1, "not a trace: %s", why);
     r->stop = true;
-    r->gave_up = !strict;
     return true;
 }
 

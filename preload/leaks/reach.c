@@ -74,6 +74,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -406,12 +407,33 @@ static void exclude_arena_heaps(struct scan *s)
  * /proc/self/task/TID/syscall ("NR ARG1 .. ARG6 SP PC", or "-1 SP PC"):
  * its stack is live from there up (and the 128-byte red zone below), the
  * rest holds dead frames whose stale pointers memcheck would know for
- * undefined. A running thread's whole stack mapping stays a root. */
+ * undefined. A running thread's whole stack mapping stays a root.
+ *
+ * A thread seen running is asked again after a millisecond, up to
+ * RUNNING_WAIT_MS for the whole scan: at exit most threads of a pool are
+ * on their way back to waiting (woken by a broadcast, finishing a task),
+ * and whether the scan caught one a moment before it blocked decided
+ * whether its dead frames were roots - the same run gave different kinds
+ * (glibc's NSS blocks of a pool's threads, possibly lost now and then). */
+#define RUNNING_WAIT_MS 50
+
 static void thread_from(struct scan *s, uintptr_t sp);
 
+static long read_syscall_file(int dfd, const char *path, char *buf, size_t cap)
+{
+    int fd = (int)syscall(SYS_openat, dfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long len = syscall(SYS_read, fd, buf, cap - 1);
+    syscall(SYS_close, fd);
+    return len;
+}
+
 /* The stack pointer in /proc/self/task/TID/syscall of a thread in a
- * system call (0 when running: then *running is counted, or unknown). */
-static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running)
+ * system call (0 when running: then *running is counted, or unknown).
+ * *wait_ms: what is left of the scan's budget for asking again (the exit
+ * scan's is RUNNING_WAIT_MS; a snapshot's 0: the program is running). */
+static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running, int *wait_ms)
 {
     char path[64];
     size_t n = strlen(tid);
@@ -419,12 +441,14 @@ static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running)
         return 0;
     memcpy(path, tid, n);
     memcpy(path + n, "/syscall", 9);
-    int fd = (int)syscall(SYS_openat, dfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
     char buf[256];
-    long len = syscall(SYS_read, fd, buf, sizeof buf - 1);
-    syscall(SYS_close, fd);
+    long len = read_syscall_file(dfd, path, buf, sizeof buf);
+    while (len > 0 && buf[0] == 'r' && *wait_ms > 0) {
+        struct timespec ms = { 0, 1000 * 1000 };
+        syscall(SYS_nanosleep, &ms, NULL);
+        --*wait_ms;
+        len = read_syscall_file(dfd, path, buf, sizeof buf);
+    }
     if (len > 0 && buf[0] == 'r')
         ++*running;
     if (len <= 0 || !((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-'))
@@ -449,8 +473,9 @@ static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running)
 
 static void note_thread_sp(struct scan *s, int dfd, const char *tid)
 {
+    static int wait_ms = RUNNING_WAIT_MS;   /* one exit scan a process */
     size_t running = 0;
-    uintptr_t sp = read_thread_sp(dfd, tid, &running);
+    uintptr_t sp = read_thread_sp(dfd, tid, &running, &wait_ms);
     s->running += (int)running;
     if (sp)
         thread_from(s, sp);
@@ -664,10 +689,30 @@ static int libc_segments(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+static long find_block(struct scan *s, uintptr_t p);
+
+/* glibc's list of open streams runs through every FILE, the program's
+ * and the runtime's. A FILE that is no block of the program's (stdin,
+ * stdout and stderr in libc's data; the tracer's own stream of
+ * process/exitlast.c, in the heap but untraced) is a link of glibc's:
+ * its words are a root of glibc's, so a stream the program opened before
+ * it is still reached through the list (still reachable, as valgrind). */
+static void untracked_streams(struct scan *s)
+{
+    const FILE *fp = io_list_all && readable(s, (uintptr_t)io_list_all, WORD) ? *io_list_all : NULL;
+    for (int n = 0; fp && n < 100000; n++, fp = fp->_chain) {
+        if (!readable(s, (uintptr_t)fp, sizeof *fp) || ((unsigned)fp->_flags & 0xffff0000u) != 0xfbad0000u)
+            break;
+        if (find_block(s, (uintptr_t)fp) < 0)
+            add_libc(s, (uintptr_t)fp & ~(WORD - 1), (uintptr_t)fp + sizeof *fp);
+    }
+}
+
 static void libc_roots(struct scan *s)
 {
     dead_thread_stacks(s, at_exit_sp ? map_of(s, at_exit_sp) : NULL);
     dl_iterate_phdr(libc_segments, s);
+    untracked_streams(s);
 }
 
 /* ---- the tracer's own writable segments --------------------------------------- */
@@ -1429,7 +1474,8 @@ size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running)
         for (long off = 0; off < len;) {
             const struct dirent64_raw *d = (const void *)(buf + off);
             if (d->name[0] >= '0' && d->name[0] <= '9' && strcmp(d->name, me) != 0) {
-                uintptr_t v = read_thread_sp(dfd, d->name, running);
+                int no_wait = 0;
+                uintptr_t v = read_thread_sp(dfd, d->name, running, &no_wait);
                 if (v && n < max)
                     sp[n++] = v;
                 else if (v)

@@ -30,7 +30,10 @@
  *   them in the child too.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
- *   still recorded. An exit handler registered before anyone else's (so it
+ *   still recorded. In leaks mode the report (the scan) waits for the end
+ *   of exit instead, after every destructor and handler (exitlast.c):
+ *   libraries' destructors run after ours, and a block one frees is no
+ *   leak (issue 27). An exit handler registered before anyone else's (so it
  *   runs after every other one, after the destructors too) seals the
  *   writer: a thread still recording when the process ends must not be
  *   stopped in the middle of a write. quick_exit runs no destructor: a
@@ -59,6 +62,7 @@
 
 static pid_t my_pid;
 static atomic_int finished;
+static int from_exit_end;   /* at_finish called by finish_last */
 
 /* ---- LD_PRELOAD -------------------------------------------------------- */
 
@@ -111,7 +115,10 @@ void at_finish(void)
         return;
     volatile uintptr_t here = 0;
     at_exit_sp = (uintptr_t)&here & ~(uintptr_t)15;
-    at_exit_frame = (uintptr_t)__builtin_frame_address(0);
+    /* From the end of exit (finish_last) the callee-saved registers are
+     * the C library's, not the program's: no root (a stale pointer there
+     * made a lost block look reachable now and then). */
+    at_exit_frame = from_exit_end ? 0 : (uintptr_t)__builtin_frame_address(0);
     int saved = at_guard;
     at_guard = 1;
     if (at_cfg.leaks_mode) {
@@ -131,16 +138,44 @@ void at_finish(void)
     at_guard = saved;
 }
 
-__attribute__((destructor)) static void at_fini(void)
+static void at_seal(void *unused);
+
+/* Leaks mode's report once every destructor and exit handler has run. */
+static void finish_last(void)
 {
+    from_exit_end = 1;
     at_finish();
+    at_seal(NULL);
 }
 
-/* The last exit handler: nothing the program does is recorded after it. */
+/* Leaks mode, exiting: defers the report to exitlast.c. Returns 0 when
+ * deferred (or done), -1 when the caller must finish now. */
+static int defer_report(void)
+{
+    if (!at_cfg.leaks_mode || at_state != AT_STATE_ACTIVE || getpid() != my_pid ||
+        atomic_load(&finished))
+        return -1;
+    int saved = at_guard;
+    at_guard = 1;   /* the stream is the tracer's own: untraced */
+    int rc = at_exit_last(finish_last);
+    at_guard = saved;
+    return rc;
+}
+
+__attribute__((destructor)) static void at_fini(void)
+{
+    if (defer_report() != 0)
+        at_finish();
+}
+
+/* The last exit handler: nothing the program does is recorded after it.
+ * In leaks mode with the report still to come, sealing waits for it. */
 static void at_seal(void *unused)
 {
     (void)unused;
     if (getpid() != my_pid)
+        return;
+    if (defer_report() == 0)
         return;
     int saved = at_guard;
     at_guard = 1;
@@ -205,13 +240,15 @@ EXPORT void _Exit(int status) { exit_now(status); }
 /* ---- exec ------------------------------------------------------------- */
 
 /* `what`: the path or name exec'd, for the launcher's list (it tells the
- * user that the program exec'd PATH, untraced, instead of guessing). */
+ * user that the program exec'd PATH, untraced, instead of guessing) and
+ * the trace's exec line (the gate's way to tell a wrapper that exec'd the
+ * test). */
 static void before_exec(const char *what)
 {
     if (at_state != AT_STATE_ACTIVE || at_guard)
         return;
     at_guard = 1;
-    at_writer_before_exec();
+    at_writer_before_exec(what);
     at_tracelist_line("exec", 0, what ? what : "?");
     at_guard = 0;
 }
@@ -434,8 +471,14 @@ static const char *malloc_taken_by(void)
         return NULL;
     /* Name the object, unless dlsym's answer is the executable's canonical
      * entry (then the allocator is not known by name). */
-    Dl_info di, exe;
+    Dl_info di, exe, self;
     void *bound = dlsym(RTLD_DEFAULT, "malloc");
+    /* Not the tracer itself: a versioned malloc (glibc's
+     * libc_malloc_debug.so) is not what an unversioned lookup finds. */
+    int is_self = bound && dladdr(bound, &di) && dladdr((void *)malloc_taken_by, &self) &&
+                  di.dli_fbase == self.dli_fbase;
+    if (is_self)
+        return "another library in LD_PRELOAD";
     if (bound && dladdr(bound, &di) && di.dli_fname && di.dli_fname[0] &&
         !(dladdr((void *)getauxval(AT_PHDR), &exe) && exe.dli_fbase == di.dli_fbase))
         return di.dli_fname;
@@ -457,6 +500,14 @@ void at_start(void)
     if (!at_real.free || at_config_load() < 0)
         goto off;
     env_pending = !at_cfg.follow_exec;   /* done by the constructor */
+    /* The gate's exec chain (config.c, ALLOCTRACE_EXEC_CHAIN): a program
+     * exec'd by any process but that one runs untraced, and so do the
+     * programs it starts (LD_PRELOAD edited by the constructor). Checked
+     * before libunwind is loaded: an untraced tool costs little. */
+    if (at_cfg.exec_chain > 0 && at_cfg.exec_chain != (long)my_pid) {
+        env_pending = 1;
+        goto off;
+    }
     /* An allocator preloaded before the tracer gets every call: nothing
      * would be recorded, so no trace at all, and one line saying why. */
     const char *first = malloc_taken_by();

@@ -96,13 +96,37 @@ static void set_per_thread_caching(void *h)
         set_policy(*local_as, UNW_CACHE_PER_THREAD);
 }
 
+/*
+ * The C library's own dlopen, past any other interposer's. The tracer may
+ * start inside another tracer's malloc (heaptrack's preload first in
+ * LD_PRELOAD: its malloc holds its lock and calls ours), and heaptrack's
+ * dlopen takes that same lock: loading libunwind through it never
+ * returned (issue 27). Asked by version (dlvsym): a versioned definition
+ * wins over an interposer's unversioned one, so no interposer sees the
+ * call; the other tracer misses libunwind's load, which allocates nothing
+ * of the program's. Falls back to the dlopen in scope.
+ */
+typedef void *(*dlopen_fn)(const char *, int);
+
+static dlopen_fn libc_dlopen(void)
+{
+    static const char *const versions[] = { "GLIBC_2.34", "GLIBC_2.2.5" };
+    for (size_t i = 0; i < sizeof versions / sizeof *versions; i++) {
+        dlopen_fn fn = (dlopen_fn)dlvsym(RTLD_DEFAULT, "dlopen", versions[i]);
+        if (fn)
+            return fn;
+    }
+    return dlopen;
+}
+
 static int load_libunwind(void)
 {
-    int was_loaded = dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD) != NULL ||
-                     dlopen("libunwind.so", RTLD_NOW | RTLD_NOLOAD) != NULL;
-    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    dlopen_fn open_lib = libc_dlopen();
+    int was_loaded = open_lib("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD) != NULL ||
+                     open_lib("libunwind.so", RTLD_NOW | RTLD_NOLOAD) != NULL;
+    void *h = open_lib("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h)
-        h = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+        h = open_lib("libunwind.so", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         return -1;
     int (*fn)(void **, int) = (int (*)(void **, int))dlsym(h, "unw_backtrace");

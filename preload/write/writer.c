@@ -691,10 +691,22 @@ static void discard_unwritten(void)
  * file is left (a shell or make would otherwise leave one per command);
  * if it fails, the child runs on and creates its file again, header first,
  * at its first write. */
-void at_writer_before_exec(void)
+void at_writer_before_exec(const char *path)
 {
     if (!bufs[0] || getpid() != out_pid)
         return;
+    /* The exec line: this image's part of the trace ends here, on purpose
+     * (a failed exec goes on and ends the trace as usual later). Bounded:
+     * the path is the program's, any length. */
+    if (!open_pending && path) {
+        char line[512];
+        size_t n = sizeof AT_EXEC_PREFIX - 1, plen = strnlen(path, sizeof line - n - 1);
+        memcpy(line, AT_EXEC_PREFIX, n);
+        for (size_t i = 0; i < plen; i++)
+            line[n + i] = path[i] == '\n' ? ' ' : path[i];
+        line[n + plen] = '\n';
+        at_append_raw(line, n + plen + 1);
+    }
     lock_ev();
     if (!open_pending)
         flush_locked();

@@ -187,13 +187,14 @@ static void filter_error_names_its_column(void **state)
     h_cleanup();
 }
 
-/* README.md: 0 ok, 1 a file could not be read or written, 2 usage error
- * or a --strict error. */
+/* README.md: 0 ok, 1 a file could not be read or written, 2 usage error,
+ * an input that is no trace at all, or a --strict error. */
 static void postproc_exit_statuses_follow_the_readme(void **state)
 {
     (void)state;
     const struct { const char *cmd; int status; const char *err; } cases[] = {
-        { "$R/" POSTPROC " -l /dev/null", 0, "" },
+        { "printf 'version=2.0, arch=x86_64, \\n' | $R/" POSTPROC " -l >/dev/null", 0, "" },
+        { "$R/" POSTPROC " -l /dev/null", 2, "^/dev/null:1: error: not a trace: the input is empty" },
         { "$R/" POSTPROC " /no/such/trace", 1, "^alloctrace-postproc: /no/such/trace: No such file" },
         { "$R/" POSTPROC " -o /no/such/dir/out /dev/null", 1, "^alloctrace-postproc: /no/such/dir/out: " },
         { "$R/" POSTPROC " --no-such-option", 2, "^alloctrace-postproc: bad option '--no-such-option'" },
@@ -305,6 +306,31 @@ static void huge_trace_suggests_leaks_mode(void **state)
     h_cleanup();
 }
 
+/* The default trace name goes in the working directory: a read-only one
+ * is refused before the program runs (exit 2, one line), as -o is, where
+ * the program used to run untraced with exit 0. Run as an unprivileged
+ * user (root writes anywhere), so skipped unless root with setpriv. */
+static void default_trace_name_in_a_read_only_directory_is_refused(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !h_have("setpriv"))
+        skip();
+    char *dir = h_tmpdir();
+    char *ro = h_fmt("%s/ro", dir);
+    h_result r = h_sh("mkdir '%s' && chmod 755 '%s' && chmod 555 '%s' && cd '%s' && "
+                      "setpriv --reuid=65534 --regid=65534 --clear-groups '%s/scripts/alloctrace' -- "
+                      "sh -c 'echo ran'", ro, dir, ro, ro, h_root());
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");   /* the program never ran */
+    char *want = h_fmt("alloctrace: the working directory %s is not writable, so the trace cannot "
+                       "be written there: use -o FILE\n", ro);
+    assert_string_equal(r.err, want);
+    free(want);
+    h_result_free(&r);
+    free(ro);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +346,7 @@ int main(void)
         cmocka_unit_test(force_overwrites_an_existing_output),
         cmocka_unit_test(filter_error_names_its_column),
         cmocka_unit_test(postproc_exit_statuses_follow_the_readme),
+        cmocka_unit_test(default_trace_name_in_a_read_only_directory_is_refused),
         cmocka_unit_test(launcher_exit_statuses_follow_the_readme),
         cmocka_unit_test(progress_shows_on_a_terminal_only),
         cmocka_unit_test(postproc_without_input_on_a_terminal_says_so),

@@ -100,6 +100,10 @@ static void program_killed_by_sigsegv_is_untrusted(void **state)
     assert_int_equal(r.status, 3);
     h_has(r.err, "alloctrace: the program was killed by signal 11 (Segmentation fault)\n");
     h_has(r.err, "nothing trustworthy to judge");
+    /* Its 64-byte block was never judged: no leak line may say otherwise. */
+    h_has(r.err, "alloctrace: not judged: the trace was cut (killed by signal 11 (SIGSEGV))\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
     h_result_free(&r);
 }
 
@@ -108,8 +112,9 @@ static void static_program_without_trace_is_untrusted(void **state)
     (void)state;
     h_result r = check("--", PROG("gate_static"));
     assert_int_equal(r.status, 3);
-    h_has(r.err, "is statically linked");
-    h_has(r.err, "no trace was written");
+    h_has(r.err, "is statically linked: the tracer cannot be preloaded into it\n");
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: nothing trustworthy to judge: .*gate_static is "
+                                          "statically linked"), 1);
     h_result_free(&r);
 }
 
@@ -326,11 +331,165 @@ static void follow_children_judges_and_names_each_process(void **state)
     assert_int_equal(h_count_lines(r.err, "trace "), 0);
     h_has(r.err, "SUMMARY: alloctrace: 56 byte(s) leaked in 2 allocation(s).\n");
     h_result_free(&r);
-    /* Without it, only the program itself is judged. */
+    /* Without it, the program its forked child execs is not judged. */
     r = check("--", PROG("gate_spawn"), PROG("gate_leaky"), "name");
     assert_int_equal(h_count_lines(r.err, "^== process "), 1);
     h_has(r.err, "SUMMARY: alloctrace: 32 byte(s) leaked in 1 allocation(s).\n");
     h_result_free(&r);
+}
+
+/* A wrapper that execs the test (`sh -c 'exec ./t'`, `exec "$@"`,
+ * libtool's scripts): the program it became is judged, and named. */
+static void exec_wrapper_is_judged_as_the_program_it_execs(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("exec '%s' name", PROG("gate_leaky"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process sh \\(pid [0-9]+\\)$"), 1);
+    assert_int_equal(h_count_lines(r.err, "^exec'd .*gate_leaky: not judged itself; the program it "
+                                          "became is judged below$"), 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky \\(pid [0-9]+\\)$"), 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_has(r.err, "SUMMARY: alloctrace: 24 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+    free(cmd);
+    /* A clean program behind the wrapper passes. */
+    cmd = h_fmt("exec '%s'", PROG("gate_clean"));
+    r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "clean\n");
+    h_result_free(&r);
+    free(cmd);
+    /* With --no-follow-children too: the exec chain is the program. */
+    cmd = h_fmt("exec '%s' name", PROG("gate_leaky"));
+    r = check("--no-follow-children", "--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    h_result_free(&r);
+    free(cmd);
+}
+
+/* The program the wrapper execs leaves no trace (static): that process
+ * could not be judged, 3, and the report says which program it was. */
+static void exec_wrapper_of_an_untraceable_program_is_untrusted(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("exec '%s'", PROG("gate_static"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 3);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: not judged: it exec'd .*gate_static, which "
+                                          "left no trace \\(a static or setuid program\\?\\)$"), 1);
+    h_result_free(&r);
+    free(cmd);
+}
+
+/* memcheck follows fork: a forked child's leak fails by default, and
+ * --no-follow-children leaves the child alone. */
+static void forked_child_leak_fails_unless_no_follow_children(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_fork"));
+    assert_int_equal(r.status, 1);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_fork \\(pid [0-9]+\\)$"), 2);
+    h_has(r.err, "Leak of 40 byte(s) in 1 block(s) in child_work (gate_fork.c:18), allocated from: [definitely lost]\n");
+    h_has(r.err, "SUMMARY: alloctrace: 40 byte(s) leaked in 1 allocation(s).\n");
+    h_result_free(&r);
+    r = check("--no-follow-children", "--", PROG("gate_fork"));
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^== process "), 1);
+    h_has(r.err, "SUMMARY: alloctrace: 0 byte(s) leaked in 0 allocation(s).\n");
+    h_result_free(&r);
+}
+
+/* A child its program stops with SIGTERM (a pool terminating a worker)
+ * never exited: not judged, and no reason for 3. A child that crashes is
+ * a process the gate could not judge: 3. */
+static void stopped_child_is_not_judged_and_crashed_child_is_untrusted(void **state)
+{
+    (void)state;
+    h_result r = check("--", PROG("gate_fork"), "term");
+    assert_int_equal(r.status, 0);
+    h_has(r.err, "not judged: killed by signal 15 (SIGTERM) before it exited; its program stopped it "
+                 "(a pool's worker?)\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_result_free(&r);
+    r = check("--", PROG("gate_fork"), "segv");
+    assert_int_equal(r.status, 3);
+    h_has(r.err, "alloctrace: not judged: the trace was cut (killed by signal 11 (SIGSEGV))\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_result_free(&r);
+}
+
+/* As memcheck without --trace-children: the programs a forked child execs
+ * (the tools a test or a script runs) are not judged by default;
+ * --follow-children judges them. */
+static void programs_children_exec_are_judged_only_with_follow_children(void **state)
+{
+    (void)state;
+    char *cmd = h_fmt("'%s' name; exit 0", PROG("gate_leaky"));
+    h_result r = check("--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(h_count_lines(r.err, "^== process .*gate_leaky"), 0);
+    h_result_free(&r);
+    r = check("--follow-children", "--", "sh", "-c", cmd);
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20)");
+    h_result_free(&r);
+    free(cmd);
+}
+
+/* A library's destructors (a C destructor, a C++ static object's) free
+ * its blocks after the tracer's own destructor has run: the scan waits for
+ * the end of exit, so nothing is still reachable, as valgrind says. */
+static void blocks_a_library_destructor_frees_are_not_reachable(void **state)
+{
+    (void)state;
+    h_result r = check("--leak-kinds", "definite,indirect,possible,reachable", "--",
+                       PROG("gate_usedtor"));
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "2\n");
+    h_has(r.err, "   still reachable: 0 bytes in 0 blocks\n");
+    assert_int_equal(h_count_lines(r.err, "^Leak of"), 0);
+    h_result_free(&r);
+    if (!h_have("valgrind"))
+        return;
+    r = h_sh("valgrind --leak-check=full --show-leak-kinds=all '%s' 2>&1 >/dev/null",
+             PROG("gate_usedtor"));
+    assert_int_equal(r.status, 0);
+    h_has(r.out, "All heap blocks were freed -- no leaks are possible");
+    h_result_free(&r);
+}
+
+/* The LEAK SUMMARY's lines of a report (a new string). */
+static char *leak_summary(const char *report)
+{
+    const char *from = strstr(report, "LEAK SUMMARY:\n");
+    const char *to = from ? strstr(from, "SUMMARY: alloctrace:") : NULL;
+    assert_non_null(to);
+    return h_fmt("%.*s", (int)(to - from), from);
+}
+
+/* Threads of a pool still waiting at exit: 20 runs give the same kinds
+ * (a thread caught running had its dead frames scanned, and glibc's NSS
+ * blocks came out possibly lost now and then). */
+static void pool_threads_running_at_exit_give_the_same_kinds_every_run(void **state)
+{
+    (void)state;
+    char *first = NULL;
+    for (int i = 0; i < 20; i++) {
+        h_result r = check("--", PROG("gate_pool"));
+        assert_int_equal(r.status, 0);
+        char *kinds = leak_summary(r.err);
+        if (!first)
+            first = kinds;
+        else if (strcmp(first, kinds) != 0)
+            fail_msg("run %d:\n%s\nrun 1:\n%s", i + 1, kinds, first);
+        else
+            free(kinds);
+        h_result_free(&r);
+    }
+    h_has(first, "     possibly lost: 0 bytes in 0 blocks\n");
+    free(first);
 }
 
 static void process_regex_judges_only_matching_programs(void **state)
@@ -608,6 +767,84 @@ static void gate_leaves_no_temporary_files(void **state)
     free(env_tmp);
 }
 
+/* An AddressSanitizer build (ASan's runtime must come first and replaces
+ * malloc): no trace, and the gate says why, not "static or setuid?". */
+static void asan_build_is_named_as_such(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    h_result c = h_sh("clang -g -fsanitize=address '%s' -o '%s/asan_leaky' 2>&1",
+                      h_path("tests/programs/gate_leaky.c"), dir);
+    if (c.status != 0) {
+        print_message("skipped: clang cannot build with -fsanitize=address here (libclang-rt missing?)\n");
+        h_result_free(&c);
+        skip();
+    }
+    h_result_free(&c);
+    char *prog = h_fmt("%s/asan_leaky", dir);
+    h_result r = check("--", prog, "name");
+    assert_int_equal(r.status, 3);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace-check: .*asan_leaky is built with AddressSanitizer, "
+                                          "which replaces malloc: the tracer cannot run beside it"), 1);
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: nothing trustworthy to judge: .*asan_leaky is built "
+                                          "with AddressSanitizer"), 1);
+    h_lacks(r.err, "static or setuid");
+    h_result_free(&r);
+    free(prog);
+}
+
+/* heaptrack's preload beside the tracer, in both orders of LD_PRELOAD:
+ * heaptrack's launcher puts its library first (its malloc then calls ours,
+ * holding its lock, and the tracer's start used to dlopen through
+ * heaptrack's hook, which waited on that lock forever); LD_PRELOAD given to
+ * the gate puts it after the tracer. Both finish and judge the leak. */
+static void heaptrack_beside_the_tracer_in_both_orders_finishes(void **state)
+{
+    (void)state;
+    const char *ht = "/usr/lib/heaptrack/libheaptrack_preload.so";
+    if (!h_have("heaptrack") || access(ht, R_OK) != 0)
+        skip();
+    char *dir = h_tmpdir(), *gate = h_path("scripts/alloctrace-check");
+    h_result r = h_sh("cd '%s' && timeout -k 5 120 '%s' --follow-children --process 'gate_leaky$' -- "
+                      "heaptrack '%s' name", dir, gate, PROG("gate_leaky"));
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_result_free(&r);
+    r = h_sh("cd '%s' && LD_PRELOAD=%s timeout -k 5 120 '%s' -- '%s' name", dir, ht, gate,
+             PROG("gate_leaky"));
+    assert_int_equal(r.status, 1);
+    h_has(r.err, "Leak of 24 byte(s) in 1 block(s) in dup_name (gate_leaky.c:20), allocated from: [definitely lost]\n");
+    h_result_free(&r);
+    free(gate);
+}
+
+/* A gate killed by SIGTERM (a CI timeout) leaves no temporary trace, be
+ * it signalled alone (its trap runs once the program has ended) or with
+ * its process group (the program dies of it too). */
+static void gate_killed_by_sigterm_removes_its_temporary_traces(void **state)
+{
+    (void)state;
+    char *tmp = h_tmpdir();
+    char *gate = h_path("scripts/alloctrace-check");
+    h_result r = h_sh("export TMPDIR='%s'; '%s' -- sleep 1 & g=$!; sleep 0.4; "
+                      "ls \"$TMPDIR\" | grep -c '^alloctrace-check\\.'; kill -TERM $g; wait $g; echo rc=$?",
+                      tmp, gate);
+    h_has(r.out, "rc=143\n");
+    assert_true(strncmp(r.out, "0\n", 2) != 0);   /* the trace existed while it ran */
+    char *left = listing(tmp);
+    assert_string_equal(left, "");
+    free(left);
+    h_result_free(&r);
+    /* timeout(1), as a CI job's: SIGTERM to its process group. */
+    r = h_sh("export TMPDIR='%s'; timeout 0.5 '%s' -- sleep 5; echo rc=$?", tmp, gate);
+    h_has(r.out, "rc=124\n");
+    left = listing(tmp);
+    assert_string_equal(left, "");
+    free(left);
+    h_result_free(&r);
+    free(gate);
+}
+
 /* A name the gate would use that is already taken in $TMPDIR (here a
  * planted symbolic link, as from another user) is left alone: the gate
  * still judges, in a private directory, and removes only its own files. */
@@ -650,6 +887,13 @@ int main(void)
         T(follow_children_judges_and_names_each_process),
         T(valgrind_errors_for_leak_kinds_picks_the_failing_kinds),
         T(log_file_with_pid_gives_a_valgrind_log_per_process),
+        T(exec_wrapper_is_judged_as_the_program_it_execs),
+        T(exec_wrapper_of_an_untraceable_program_is_untrusted),
+        T(forked_child_leak_fails_unless_no_follow_children),
+        T(stopped_child_is_not_judged_and_crashed_child_is_untrusted),
+        T(programs_children_exec_are_judged_only_with_follow_children),
+        T(blocks_a_library_destructor_frees_are_not_reachable),
+        T(pool_threads_running_at_exit_give_the_same_kinds_every_run),
         T(process_regex_judges_only_matching_programs),
         T(empty_c_program_passes_without_suppressions),
         T(default_suppressions_pass_empty_cxx_iostream_program),
@@ -664,6 +908,9 @@ int main(void)
         T(configuration_errors_exit_2_before_the_program_runs),
         T(gate_leaves_no_temporary_files),
         T(gate_never_reuses_a_taken_name),
+        T(gate_killed_by_sigterm_removes_its_temporary_traces),
+        T(asan_build_is_named_as_such),
+        T(heaptrack_beside_the_tracer_in_both_orders_finishes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,6 +128,17 @@ static void install_and_uninstall(void **state)
     assert_int_equal(un.status, 0);
     assert_string_equal(un.out, ""); /* no file left, nor alloctrace's own directories */
     h_result_free(&un);
+    /* Nor the directories install created (usr/bin, usr/share/man/man1...). */
+    un = h_sh("cd '%s' && find . -mindepth 1", dest);
+    assert_string_equal(un.out, "");
+    h_result_free(&un);
+    /* A directory that was there before stays, even empty. */
+    un = h_sh("mkdir -p '%s/usr/bin' && make -s -C '%s' install DESTDIR='%s' PREFIX=/usr >/dev/null && "
+              "make -s -C '%s' uninstall DESTDIR='%s' PREFIX=/usr && cd '%s' && find . -mindepth 1 | sort",
+              dest, h_root(), dest, h_root(), dest, dest);
+    assert_int_equal(un.status, 0);
+    assert_string_equal(un.out, "./usr\n./usr/bin\n");
+    h_result_free(&un);
     h_cleanup();
 }
 

@@ -211,11 +211,11 @@ static void file_of_nul_bytes_is_refused_in_bounded_memory(void **state)
     h_result_free(&g);
 
     long rss;
-    assert_int_equal(pp_rss(NULL, nul, err, &rss), 0);
+    assert_int_equal(pp_rss(NULL, nul, err, &rss), 2);
     assert_true(rss < 32 * 1024);
     char *msgs = h_read_file(err, NULL);
     assert_int_equal(h_count_lines(msgs, "."), 1);
-    assert_non_null(strstr(msgs, "zeros:1: warning: not a trace: binary data (byte 0x00 at offset 0)"));
+    assert_non_null(strstr(msgs, "zeros:1: error: not a trace: binary data (byte 0x00 at offset 0)"));
     free(msgs);
 
     assert_int_equal(pp_rss("--strict", nul, err, &rss), 2);
@@ -250,15 +250,18 @@ static void strict_rejects_empty_and_cr_only_files(void **state)
     h_result e = pp("--strict", empty);
     assert_int_equal(e.status, 2);
     assert_string_equal(e.out, "");
-    assert_non_null(strstr(e.err, "empty:1: error: not a trace: the input is empty\n"));
+    assert_non_null(strstr(e.err, "empty:1: error: not a trace: the input is empty (did the traced "
+                                  "process write nothing?)\n"));
     h_result c = pp("--strict", cr);
     assert_int_equal(c.status, 2);
     assert_string_equal(c.out, "");
     assert_non_null(strstr(c.err, "cr:1: error: not a trace: its lines end in CR alone"));
-    /* without --strict an empty file is an empty trace, as before */
+    /* without --strict too: an empty file is no trace (one line, exit 2) */
     h_result e2 = pp(NULL, empty);
-    assert_int_equal(e2.status, 0);
-    assert_string_equal(e2.err, "");
+    assert_int_equal(e2.status, 2);
+    assert_string_equal(e2.out, "");
+    assert_int_equal(h_count_lines(e2.err, "."), 1);
+    assert_non_null(strstr(e2.err, "empty:1: error: not a trace: the input is empty"));
     h_result_free(&e);
     h_result_free(&c);
     h_result_free(&e2);

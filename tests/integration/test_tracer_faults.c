@@ -463,7 +463,7 @@ static void test_launcher_warns_and_gate_cannot_judge_a_cut_trace(void **state)
     h_result_free(&r);
     r = h_sh("%s --check -- %s many 20000 200000", launcher, prog);
     assert_int_equal(r.status, 3);
-    assert_int_equal(h_count_lines(r.err, "^alloctrace: cannot judge this process: the trace was "
+    assert_int_equal(h_count_lines(r.err, "^alloctrace: not judged: the trace was "
                                           "cut \\(the file size limit \\(RLIMIT_FSIZE\\) is "
                                           "reached\\)$"), 1);
     h_result_free(&r);

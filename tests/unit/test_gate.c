@@ -243,8 +243,34 @@ static void truncated_trace_is_untrusted_even_without_leaks(void **state)
     at_gate_set_problem(g, p, "t.txt: truncated trace");
     assert_int_equal(at_gate_finish(g), AT_GATE_UNTRUSTED);
     char *r = report_of(g, at_gate_print_report);
-    assert_non_null(strstr(r, "cannot judge this process: t.txt: truncated trace\n"));
+    assert_non_null(strstr(r, "not judged: t.txt: truncated trace\n"));
     free(r);
+    at_gate_free(g);
+}
+
+/* A wrapper that exec'd the test and a worker its program stopped have no
+ * verdict of their own: the run is judged by the test alone. */
+static void exec_wrapper_and_stopped_child_are_not_judged(void **state)
+{
+    fixture *f = *state;
+    at_gate *g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_set_exec(g, at_gate_add_process(g, NULL, "sh", 7), "./t");
+    at_gate_add_process(g, NULL, "./t", 7);
+    at_gate_set_stopped(g, at_gate_add_process(g, NULL, "./t", 8),
+                        "killed by signal 15 (SIGTERM) before it exited");
+    assert_int_equal(at_gate_finish(g), AT_GATE_PASS);
+    char *r = report_of(g, at_gate_print_report);
+    assert_non_null(strstr(r, "== process sh (pid 7)\nexec'd ./t: not judged itself; the program it "
+                              "became is judged below\n"));
+    assert_non_null(strstr(r, "== process ./t (pid 7)\nno leaks left after suppressions\n"));
+    assert_non_null(strstr(r, "== process ./t (pid 8)\nnot judged: killed by signal 15 (SIGTERM) "
+                              "before it exited\n"));
+    free(r);
+    at_gate_free(g);
+    /* A wrapper alone (its program left no trace) is nothing judged: 3. */
+    g = at_gate_new(&f->opt, NULL, NULL);
+    at_gate_set_exec(g, at_gate_add_process(g, NULL, "sh", 7), "./t");
+    assert_int_equal(at_gate_finish(g), AT_GATE_UNTRUSTED);
     at_gate_free(g);
 }
 
@@ -576,6 +602,7 @@ int main(void)
         T(unused_suppression_fails_only_when_asked),
         T(no_process_is_untrusted),
         T(truncated_trace_is_untrusted_even_without_leaks),
+        T(exec_wrapper_and_stopped_child_are_not_judged),
         T(killed_program_is_untrusted_and_named),
         T(only_failing_kinds_make_groups_every_kind_is_summed),
         cmocka_unit_test(leak_kinds_list_parses_valgrind_words),

@@ -200,7 +200,7 @@ static void valgrind_log_has_a_loss_record_per_failing_group(void **state)
                         "==77==         suppressed: 5 bytes in 1 blocks\n"
                         "==77== \n"
                         "==77== ERROR SUMMARY: 1 errors from 1 contexts\n"
-                        "==78== alloctrace: cannot judge this process: /tmp/b.txt: truncated trace\n"
+                        "==78== alloctrace: not judged: /tmp/b.txt: truncated trace\n"
                         "==78== \n"
                         "==78== ERROR SUMMARY: 0 errors from 0 contexts\n"
                         "==0== alloctrace: nothing trustworthy to judge: /tmp/b.txt: truncated trace\n");

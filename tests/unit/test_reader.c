@@ -525,14 +525,16 @@ static void missing_header_is_a_warning(void **state)
     parsed_free(p);
 }
 
-static void empty_input_gives_only_a_header_record(void **state)
+/* An empty input is no trace (the traced process wrote nothing): an
+ * error, with or without --strict, and no record. */
+static void empty_input_is_an_error_and_no_record(void **state)
 {
     (void)state;
     parsed *p = parse("");
-    assert_int_equal(p->c.n, 1);
-    assert_int_equal(p->c.recs[0]->kind, AT_REC_HEADER);
+    assert_int_equal(p->c.n, 0);
     assert_false(p->t->header.present);
-    assert_int_equal(p->d.warnings, 0);
+    assert_true(p->d.failed);
+    assert_int_equal(p->d.status, AT_EXIT_USAGE);
     parsed_free(p);
 }
 
@@ -735,7 +737,7 @@ int main(void)
         cmocka_unit_test(strict_turns_a_malformed_line_into_an_error),
         cmocka_unit_test(warnings_stop_after_a_hundred_with_one_notice),
         cmocka_unit_test(missing_header_is_a_warning),
-        cmocka_unit_test(empty_input_gives_only_a_header_record),
+        cmocka_unit_test(empty_input_is_an_error_and_no_record),
         cmocka_unit_test(equal_frame_lists_share_one_stack),
         cmocka_unit_test(repeated_malformed_frame_list_warns_each_time),
         cmocka_unit_test(nul_bytes_in_a_call_name_make_it_malformed),

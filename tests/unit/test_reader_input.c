@@ -73,16 +73,17 @@ static void crlf_list_cut_after_the_cr_of_its_blank_line_is_a_truncated_record(v
     pp_free(&s);
 }
 
-static void nul_bytes_are_not_a_trace_warning_and_empty_result(void **state)
+/* Not a trace at all: an error without --strict too (exit 2), never an
+ * empty result that would pass for an empty trace. */
+static void nul_bytes_are_not_a_trace_and_an_error(void **state)
 {
     (void)state;
     size_t n = 1u << 20;
     char *zeros = calloc(1, n);
     pp_result r = run_bytes(zeros, n, false);
-    assert_int_equal(r.rc, 0);
-    assert_int_equal(r.warnings, 1);
-    assert_string_equal(r.msgs, "t.trace:1: warning: not a trace: binary data (byte 0x00 at offset 0); "
-                                "nothing read\n");
+    assert_int_equal(r.rc, -1);
+    assert_int_equal(r.status, AT_EXIT_USAGE);
+    assert_string_equal(r.msgs, "t.trace:1: error: not a trace: binary data (byte 0x00 at offset 0)\n");
     assert_string_equal(r.out, "");
     pp_free(&r);
     free(zeros);
@@ -99,12 +100,14 @@ static void binary_input_under_strict_is_one_error(void **state)
     pp_free(&r);
 }
 
-static void text_that_is_no_trace_is_one_warning(void **state)
+static void text_that_is_no_trace_is_one_error(void **state)
 {
     (void)state;
     pp_result r = run_bytes("hello world\nsecond line\n", 24, false);
-    assert_int_equal(r.warnings, 1);
-    assert_non_null(strstr(r.msgs, "t.trace:1: warning: not a trace: its first line is neither a header"));
+    assert_int_equal(r.rc, -1);
+    assert_int_equal(r.status, AT_EXIT_USAGE);
+    assert_ptr_equal(strchr(r.msgs, '\n'), r.msgs + strlen(r.msgs) - 1); /* one line */
+    assert_non_null(strstr(r.msgs, "t.trace:1: error: not a trace: its first line is neither a header"));
     assert_string_equal(r.out, "");
     pp_free(&r);
 }
@@ -125,7 +128,8 @@ static void strict_rejects_an_empty_input(void **state)
     pp_result r = run_bytes("", 0, true);
     assert_int_equal(r.rc, -1);
     assert_int_equal(r.status, AT_EXIT_USAGE);
-    assert_string_equal(r.msgs, "t.trace:1: error: not a trace: the input is empty\n");
+    assert_string_equal(r.msgs, "t.trace:1: error: not a trace: the input is empty (did the traced "
+                                "process write nothing?)\n");
     pp_free(&r);
 }
 
@@ -142,9 +146,10 @@ static void strict_rejects_cr_only_line_ends(void **state)
     assert_int_equal(r.status, AT_EXIT_USAGE);
     assert_non_null(strstr(r.msgs, "t.trace:1: error: not a trace: its lines end in CR alone"));
     pp_free(&r);
+    /* Without --strict too: no trace at all is an error. */
     pp_result w = run_bytes(t, len, false);
-    assert_int_equal(w.rc, 0);
-    assert_int_equal(w.warnings, 1);
+    assert_int_equal(w.rc, -1);
+    assert_int_equal(w.status, AT_EXIT_USAGE);
     assert_string_equal(w.out, "");
     pp_free(&w);
     free(t);
@@ -315,9 +320,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(crlf_trace_gives_the_same_output_as_lf),
         cmocka_unit_test(crlf_list_cut_after_the_cr_of_its_blank_line_is_a_truncated_record),
-        cmocka_unit_test(nul_bytes_are_not_a_trace_warning_and_empty_result),
+        cmocka_unit_test(nul_bytes_are_not_a_trace_and_an_error),
         cmocka_unit_test(binary_input_under_strict_is_one_error),
-        cmocka_unit_test(text_that_is_no_trace_is_one_warning),
+        cmocka_unit_test(text_that_is_no_trace_is_one_error),
         cmocka_unit_test(headerless_records_are_still_read_with_a_warning),
         cmocka_unit_test(strict_rejects_an_empty_input),
         cmocka_unit_test(strict_rejects_cr_only_line_ends),
