@@ -19,6 +19,7 @@
  * bounded table whatever its length.
  */
 #include "analyze.h"
+#include "leakkind.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -34,12 +35,14 @@ typedef struct live_block {
     uint32_t site;
     uint32_t ctx;   /* the allocation's @CTX bits */
     bool used;
+    bool cached;    /* the runtime's own cache: never leaked (runtime.h) */
 } live_block;
 
 /* What a site or a context carries besides its public cost. */
 typedef struct tally {
     at_an_cost *cost;
     uint64_t live, live_blocks;
+    uint64_t cached, cached_blocks; /* of live: libc's caches */
     uint64_t saved_epoch;
 } tally;
 
@@ -66,6 +69,10 @@ struct at_analyzer {
     at_an_context ctx[NCTX];
     tally ctx_tally[NCTX];
     at_an_context *ctx_out;
+    /* libc's caches */
+    at_an_cache_fn is_cache;
+    void *cache_ctx;
+    uint64_t cached_bytes, cached_blocks;
     /* peak */
     uint64_t epoch;
     /* temporaries: the last call, when it was an allocation */
@@ -151,22 +158,31 @@ static void tally_touch(const at_analyzer *a, tally *t)
     }
 }
 
-static void tally_add(const at_analyzer *a, tally *t, uint64_t size)
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size, bool cached)
 {
     tally_touch(a, t);
     t->live += size;
     t->live_blocks++;
     t->cost->calls++;
     t->cost->bytes += size;
+    if (cached) {
+        t->cached += size;
+        t->cached_blocks++;
+    }
 }
 
-static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary)
+static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary,
+                          bool cached)
 {
     tally_touch(a, t);
     t->live -= size;
     t->live_blocks--;
     if (temporary)
         t->cost->temporary++;
+    if (cached) {
+        t->cached -= size;
+        t->cached_blocks--;
+    }
 }
 
 static uint32_t site_for(at_analyzer *a, const at_call *c)
@@ -190,7 +206,8 @@ static uint32_t site_for(at_analyzer *a, const at_call *c)
             a->site_tally[i].cost = &a->sites[i].cost;
     }
     size_t s = a->nsites++;
-    a->sites[s] = (at_an_site){ .stack = c->stack, .alloc_fn = c->name, .first_index = c->index };
+    a->sites[s] = (at_an_site){ .stack = c->stack, .alloc_fn = c->name, .first_index = c->index,
+                                .cache = a->is_cache && a->is_cache(a->cache_ctx, c->stack) };
     /* It held nothing at any earlier peak. */
     a->site_tally[s] = (tally){ .cost = &a->sites[s].cost, .saved_epoch = a->epoch };
     a->site_of[sid] = (uint32_t)s + 1;
@@ -338,6 +355,12 @@ at_analyzer *at_analyzer_new(bool leaks_only)
     return a;
 }
 
+void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx)
+{
+    a->is_cache = fn;
+    a->cache_ctx = ctx;
+}
+
 void at_analyzer_free(at_analyzer *a)
 {
     if (!a)
@@ -356,10 +379,14 @@ void at_analyzer_free(at_analyzer *a)
  * same id. */
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
-    tally_release(a, &a->site_tally[b->site], b->size, temporary);
+    tally_release(a, &a->site_tally[b->site], b->size, temporary, b->cached);
     unsigned slots[NCTX], n = context_slots(b->ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary);
+        tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary, b->cached);
+    if (b->cached) {
+        a->cached_bytes -= b->size;
+        a->cached_blocks--;
+    }
     a->live_bytes -= b->size;
     live_remove(a, b);
 }
@@ -370,6 +397,7 @@ static void new_peak(at_analyzer *a, const at_call *c)
     p->bytes = a->live_bytes;
     p->blocks = a->live_n;
     p->index = c->index;
+    p->allocation = a->an.summary.allocations;
     p->has_time = a->by_time;
     p->time_us = a->by_time ? a->x : 0;
     a->epoch++;
@@ -387,15 +415,20 @@ static void allocate(at_analyzer *a, const at_call *c)
     s->allocated_bytes += c->size;
     count_size(a, c->size);
     uint32_t site = site_for(a, c);
-    tally_add(a, &a->site_tally[site], c->size);
+    bool cached = a->sites[site].cache || c->kind == AT_LEAK_LIBC;
+    tally_add(a, &a->site_tally[site], c->size, cached);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_add(a, &a->ctx_tally[slots[i]], c->size);
+        tally_add(a, &a->ctx_tally[slots[i]], c->size, cached);
+    if (cached) {
+        a->cached_bytes += c->size;
+        a->cached_blocks++;
+    }
     if ((a->live_n + 1) * 2 > a->live_cap)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
     *b = (live_block){ .id = c->id, .size = c->size, .site = site, .ctx = c->context,
-                       .used = true };
+                       .used = true, .cached = cached };
     a->live_n++;
     a->live_bytes += c->size;
     if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
@@ -486,8 +519,10 @@ static void finish_tally(at_analyzer *a, tally *t)
 {
     if (!a->leaks_only)
         tally_touch(a, t);
-    t->cost->leaked = t->live;
-    t->cost->leaked_blocks = t->live_blocks;
+    t->cost->leaked = t->live - t->cached;
+    t->cost->leaked_blocks = t->live_blocks - t->cached_blocks;
+    t->cost->cached = t->cached;
+    t->cost->cached_blocks = t->cached_blocks;
 }
 
 const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
@@ -513,8 +548,10 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     an->contexts = a->ctx_out;
     an->sites = a->sites;
     an->nsites = a->nsites;
-    an->summary.leaked_bytes = a->live_bytes;
-    an->summary.leaked_blocks = a->live_n;
+    an->summary.leaked_bytes = a->live_bytes - a->cached_bytes;
+    an->summary.leaked_blocks = a->live_n - a->cached_blocks;
+    an->summary.cached_bytes = a->cached_bytes;
+    an->summary.cached_blocks = a->cached_blocks;
     finish_sizes(a);
     if (!a->leaks_only && a->npoints) {
         an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,
@@ -538,14 +575,17 @@ uint64_t at_an_cost_get(const at_an_cost *c, at_an_key key)
         return c->temporary;
     case AT_AN_LEAKED:
         return c->leaked;
+    case AT_AN_CACHED:
+        return c->cached;
     }
     return 0;
 }
 
 const char *at_an_key_name(at_an_key key)
 {
-    static const char *const names[] = { "calls", "bytes", "peak", "temporary", "leaked" };
-    return (unsigned)key < 5 ? names[key] : "?";
+    static const char *const names[] = { "calls", "bytes", "peak", "temporary", "leaked",
+                                         "cached" };
+    return (unsigned)key < 6 ? names[key] : "?";
 }
 
 static int rank_cmp(const void *x, const void *y, void *arg)

@@ -52,8 +52,11 @@ typedef struct at_an_cost {
     uint64_t peak;          /* bytes still live at the moment of the peak */
     uint64_t peak_blocks;   /* blocks still live then */
     uint64_t temporary;     /* temporary allocations */
-    uint64_t leaked;        /* bytes never released */
-    uint64_t leaked_blocks; /* blocks never released */
+    uint64_t leaked;        /* bytes never released, libc's caches excepted */
+    uint64_t leaked_blocks; /* blocks never released, libc's caches excepted */
+    uint64_t cached;        /* bytes never released that are the runtime's own caches
+                               (runtime.h): valgrind frees them before it counts */
+    uint64_t cached_blocks;
 } at_an_cost;
 
 /* The cost an at_an_cost is ranked by. */
@@ -63,6 +66,7 @@ typedef enum at_an_key {
     AT_AN_PEAK,
     AT_AN_TEMPORARY,
     AT_AN_LEAKED,
+    AT_AN_CACHED,   /* libc's caches: never released, never leaked */
 } at_an_key;
 
 /* One allocation site: a distinct backtrace. */
@@ -70,6 +74,7 @@ typedef struct at_an_site {
     const at_stack *stack;  /* interned in the trace; never NULL (may have no frames) */
     const char *alloc_fn;   /* the allocation function of its first call ("malloc") */
     uint64_t first_index;   /* index of its first call */
+    bool cache;             /* the runtime's own cache by its stack (runtime.h) */
     at_an_cost cost;
 } at_an_site;
 
@@ -78,8 +83,11 @@ typedef struct at_an_summary {
     uint64_t releases;         /* calls that released (realloc counts in both) */
     uint64_t allocated_bytes;
     uint64_t temporary;        /* temporary allocations */
-    uint64_t leaked_bytes;     /* live at the end of the trace */
+    uint64_t leaked_bytes;     /* live at the end of the trace, libc's caches excepted */
     uint64_t leaked_blocks;
+    uint64_t cached_bytes;     /* live at the end and the runtime's own caches: a
+                                  category of their own, never leaked (runtime.h) */
+    uint64_t cached_blocks;
     uint64_t unknown_releases; /* releases of an id that was not live (allocated before
                                   the trace began, or selected away) */
     uint64_t reused_ids;       /* allocations of an id still live: the older block is
@@ -95,7 +103,11 @@ typedef struct at_an_summary {
 typedef struct at_an_peak {
     uint64_t bytes;            /* 0 when nothing was ever live */
     uint64_t blocks;           /* live blocks at that moment */
-    uint64_t index;            /* index of the call that reached it first; 0 if none */
+    uint64_t index;            /* index of the call that reached it first; 0 if none.
+                                  Indices count every call, releases too */
+    uint64_t allocation;       /* that call is the program's allocation number
+                                  `allocation` (1 for the first): what a reader
+                                  compares with the allocations' count */
     bool has_time;
     uint64_t time_us;          /* its time, since the first call */
 } at_an_peak;
@@ -156,6 +168,12 @@ typedef struct at_analyzer at_analyzer;
 at_analyzer *at_analyzer_new(bool leaks_only);
 void at_analyzer_free(at_analyzer *a);
 
+/* Tells which sites are the runtime's own caches (runtime.h), asked once
+ * per site when it first allocates; without it only blocks of the libc
+ * leak kind (a leaks-mode trace's exit scan) count as caches. */
+typedef bool (*at_an_cache_fn)(void *ctx, const at_stack *s);
+void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx);
+
 /* One call of the analysed resource, in index order. */
 void at_analyzer_call(at_analyzer *a, const at_call *c);
 
@@ -169,7 +187,8 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t);
 /* ---- reading the results ---------------------------------------------- */
 
 uint64_t at_an_cost_get(const at_an_cost *c, at_an_key key);
-const char *at_an_key_name(at_an_key key); /* "calls", "bytes", "peak", "temporary", "leaked" */
+const char *at_an_key_name(at_an_key key); /* "calls", "bytes", "peak", "temporary", "leaked",
+                                              "cached" */
 
 /* The top sites by key, largest first, only those with a non-zero cost;
  * ties by bytes, then by first call. Fills out[0 .. top) and returns how

@@ -26,6 +26,13 @@ int at_an_write_stats(FILE *out, const at_analysis *an, at_trace *t, unsigned to
  * returns how many to show. */
 uint32_t at_an_site_frames(const at_an_site *s, at_trace *t, at_frame_info *infos);
 
+/* The names of the rows of one table (site_name.c): each site by its first
+ * frame outside the allocator and the standard library, with callers added
+ * where two rows would read the same. n malloc'ed strings, freed with
+ * at_an_site_names_free. */
+char **at_an_site_names(const at_an_site *const *sites, size_t n, at_trace *t);
+void at_an_site_names_free(char **names, size_t n);
+
 /* Human sizes: "1.5 MiB", "512 B" into buf (at least 32 bytes). */
 const char *at_an_human(uint64_t bytes, char *buf, size_t len);
 

@@ -67,6 +67,8 @@ static void summary(FILE *out, const at_analysis *an)
     put_field(out, "temporary", s->temporary, true);
     put_field(out, "leaked_bytes", s->leaked_bytes, true);
     put_field(out, "leaked_blocks", s->leaked_blocks, true);
+    put_field(out, "cached_bytes", s->cached_bytes, true);
+    put_field(out, "cached_blocks", s->cached_blocks, true);
     put_field(out, "unknown_releases", s->unknown_releases, true);
     put_field(out, "first_index", s->first_index, true);
     put_field(out, "last_index", s->last_index, true);
@@ -77,6 +79,7 @@ static void summary(FILE *out, const at_analysis *an)
     put_field(out, "bytes", an->peak.bytes, false);
     put_field(out, "blocks", an->peak.blocks, true);
     put_field(out, "index", an->peak.index, true);
+    put_field(out, "allocation", an->peak.allocation, true);
     if (an->peak.has_time)
         put_field(out, "time_us", an->peak.time_us, true);
     fputs("}", out);
@@ -210,7 +213,7 @@ static size_t string_id(strings *st, const char *s)
  * backtrace as the tables show it. Kept in the trace's arena. */
 static const char *frame_line(const at_frame_info *fi, at_trace *t, bool short_names)
 {
-    char *s;
+    char *s, place[512];
     bool function = strcmp(fi->function, AT_UNKNOWN) != 0;
     bool module = strcmp(fi->module, AT_UNKNOWN) != 0;
     char *name = function && short_names ? at_short_name(fi->function) : NULL;
@@ -220,9 +223,9 @@ static const char *frame_line(const at_frame_info *fi, at_trace *t, bool short_n
     else if (function)
         s = at_xasprintf("%s in %s", fn, fi->module);
     else if (module)
-        s = at_xasprintf("0x%llx in %s", (unsigned long long)fi->addr, fi->module);
+        s = at_xasprintf("%s in %s", at_frame_place(fi, place, sizeof place), fi->module);
     else
-        s = at_xasprintf("0x%llx", (unsigned long long)fi->addr);
+        s = at_xasprintf("%s", at_frame_place(fi, place, sizeof place));
     const char *kept = at_stacks_strdup(t->stacks, s, strlen(s));
     free(s);
     free(name);

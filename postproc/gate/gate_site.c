@@ -54,10 +54,9 @@ void at_gate_print_site(FILE *out, const at_frame_info *f, void (*esc)(FILE *, c
         esc(out, "??");
         return;
     }
-    if (strcmp(f->function, AT_UNKNOWN) != 0)
-        esc(out, f->function);
-    else
-        fprintf(out, "0x%llx", (unsigned long long)f->addr);
+    char place[512];
+    esc(out, strcmp(f->function, AT_UNKNOWN) != 0 ? f->function
+                                                   : at_frame_place(f, place, sizeof place));
     if (strcmp(f->file, AT_UNKNOWN) != 0) {
         fputs(" (", out);
         esc(out, at_path_base(f->file));
