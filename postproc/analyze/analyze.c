@@ -76,6 +76,7 @@ struct at_analyzer {
     /* peak */
     uint64_t epoch;
     /* temporaries: the last call, when it was an allocation */
+    bool last_temporary; /* the last release was of a temporary */
     bool last_was_alloc;
     uint64_t last_alloc_id;
     /* exact sizes */
@@ -92,6 +93,8 @@ struct at_analyzer {
     at_an_point *points; /* AT_AN_MAX_POINTS */
     size_t npoints;
     uint64_t width;
+    uint64_t interval;   /* the current call's interval */
+    at_an_timeline *timeline;
 };
 
 static uint64_t mix(uint64_t v)
@@ -313,12 +316,14 @@ static void merge_points(at_analyzer *a)
             p.allocations += q->allocations;
             p.allocated_bytes += q->allocated_bytes;
             p.releases += q->releases;
+            p.temporary += q->temporary;
         }
         p.start = (uint64_t)n * a->width * 2;
         a->points[n] = p;
     }
     a->npoints = n;
     a->width *= 2;
+    at_an_timeline_halve(a->timeline);
 }
 
 /* The interval of the current call, opened (with the live total before the
@@ -336,6 +341,7 @@ static at_an_point *current_point(at_analyzer *a)
                                                .live_bytes = live, .max_live_bytes = live };
         a->npoints++;
     }
+    a->interval = b;
     return &a->points[b];
 }
 
@@ -348,6 +354,7 @@ at_analyzer *at_analyzer_new(bool leaks_only)
     a->an.summary.leaks_only = leaks_only;
     a->width = 1;
     a->points = at_xcalloc(AT_AN_MAX_POINTS, sizeof *a->points);
+    a->timeline = at_an_timeline_new();
     for (int i = 0; i < NCTX; i++) {
         a->ctx[i].bit = i ? 1u << (i - 1) : AT_AN_NO_CONTEXT;
         a->ctx_tally[i].cost = &a->ctx[i].cost;
@@ -371,6 +378,7 @@ void at_analyzer_free(at_analyzer *a)
     free(a->site_of);
     free(a->sizes);
     free(a->points);
+    at_an_timeline_free(a->timeline);
     free(a->ctx_out);
     free(a);
 }
@@ -379,7 +387,11 @@ void at_analyzer_free(at_analyzer *a)
  * same id. */
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
-    tally_release(a, &a->site_tally[b->site], b->size, temporary, b->cached);
+    tally *st = &a->site_tally[b->site];
+    tally_release(a, st, b->size, temporary, b->cached);
+    if (!a->leaks_only)
+        at_an_timeline_note(a->timeline, b->site, a->interval, false, 0, temporary, st->live,
+                            st->live_blocks);
     unsigned slots[NCTX], n = context_slots(b->ctx, slots);
     for (unsigned i = 0; i < n; i++)
         tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary, b->cached);
@@ -417,6 +429,9 @@ static void allocate(at_analyzer *a, const at_call *c)
     uint32_t site = site_for(a, c);
     bool cached = a->sites[site].cache || c->kind == AT_LEAK_LIBC;
     tally_add(a, &a->site_tally[site], c->size, cached);
+    if (!a->leaks_only)
+        at_an_timeline_note(a->timeline, site, a->interval, true, c->size, false,
+                            a->site_tally[site].live, a->site_tally[site].live_blocks);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
         tally_add(a, &a->ctx_tally[slots[i]], c->size, cached);
@@ -445,10 +460,12 @@ static void release(at_analyzer *a, const at_call *c)
     for (unsigned i = 0; i < n; i++)
         a->ctx[slots[i]].releases++;
     live_block *b = live_find(a, c->id);
+    a->last_temporary = false;
     if (!b) {
         s->unknown_releases++;
     } else {
         bool temporary = a->last_was_alloc && a->last_alloc_id == c->id;
+        a->last_temporary = temporary;
         if (temporary)
             s->temporary++;
         drop_block(a, b, temporary);
@@ -474,6 +491,7 @@ void at_analyzer_call(at_analyzer *a, const at_call *c)
         p->allocated_bytes += c->size;
     } else {
         p->releases++;
+        p->temporary += a->last_temporary;
     }
 }
 
@@ -556,6 +574,7 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     if (!a->leaks_only && a->npoints) {
         an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,
                                      .points = a->points, .n = a->npoints };
+        an->ticks = at_an_timeline_ticks(a->timeline, &an->nticks, &an->tick_shift);
     }
     return an;
 }

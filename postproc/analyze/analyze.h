@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "timeline.h"
 #include "trace.h"
 
 #define AT_AN_MAX_POINTS 256   /* time series: intervals kept at most */
@@ -132,6 +133,7 @@ typedef struct at_an_point {
     uint64_t allocations;      /* in it */
     uint64_t allocated_bytes;  /* in it: the allocation rate is this / width */
     uint64_t releases;         /* in it */
+    uint64_t temporary;        /* temporary allocations released in it */
 } at_an_point;
 
 typedef struct at_an_series {
@@ -158,6 +160,9 @@ typedef struct at_analysis {
     size_t nsites;
     const at_an_context *contexts; /* those with calls; no-context first, then by bit */
     size_t ncontexts;
+    const at_an_tick *ticks;   /* per site and interval (timeline.h); none when no series */
+    size_t nticks;
+    unsigned tick_shift;       /* a tick's interval spans 2^tick_shift series intervals */
 } at_analysis;
 
 /* ---- the streaming core (no stage, no trace needed: tests use it) ----- */

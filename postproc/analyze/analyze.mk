@@ -3,4 +3,4 @@
 POSTPROC_SRCS += postproc/analyze/analyze.c postproc/analyze/analyze_stage.c \
                  postproc/analyze/report_text.c postproc/analyze/stats_json.c \
                  postproc/analyze/print.c postproc/analyze/diff.c \
-                 postproc/analyze/site_name.c
+                 postproc/analyze/site_name.c postproc/analyze/timeline.c

@@ -162,7 +162,8 @@ static void series(FILE *f, const at_an_series *se)
         u64(f, "max_live_bytes", p->max_live_bytes, true);
         u64(f, "allocations", p->allocations, true);
         u64(f, "allocated_bytes", p->allocated_bytes, true);
-        u64(f, "releases", p->releases, false);
+        u64(f, "releases", p->releases, true);
+        u64(f, "temporary", p->temporary, false);
         fputs("}", f);
     }
     fputs("]}, ", f);

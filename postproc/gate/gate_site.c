@@ -31,7 +31,7 @@ static const char WRAPPERS[] =
     "strdup|strndup|memdup|memdup2|slice_alloc|slice_alloc0|slice_copy|new_|strdup_printf|"
     "strdup_vprintf)";
 
-static bool is_wrapper(const char *function)
+bool at_gate_is_wrapper(const char *function)
 {
     static regex_t re;
     static int ready; /* 1 compiled, -1 failed (then nothing is a wrapper) */
@@ -43,7 +43,7 @@ static bool is_wrapper(const char *function)
 const at_frame_info *at_gate_alloc_site(const at_frame_info *frames, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        if (!is_wrapper(frames[i].function))
+        if (!at_gate_is_wrapper(frames[i].function))
             return &frames[i];
     return n ? &frames[0] : NULL;
 }
