@@ -509,7 +509,7 @@
   // ---- Bottom-up, Top-down, Callers and callees ----------------------------------------
   // A table of a tree: each row a function with the view's costs, opened
   // to show its children (lazily: a big tree draws only what is opened).
-  function treeTable(id, kidsOf, label) {
+  function treeTable(id, kidsOf, label, openDepth) {
     var keys = CUR.keys, k0 = keys.indexOf("bytes") >= 0 ? keys.indexOf("bytes") : 0;
     var t = el("table", { "class": "tree", id: id });
     t.appendChild(el("tr", {}, [el("th", {}, [label])].concat(keys.map(function (k) {
@@ -517,7 +517,7 @@
     }))));
     function rows(list, depth, after) {
       list.sort(function (p, q) { return q.cost[k0] - p.cost[k0] || (p.name < q.name ? -1 : 1); });
-      var shown = list.slice(0, 100), last = after, made = [];
+      var shown = list.slice(0, 100), last = after, made = [], opens = [];
       shown.forEach(function (r) {
         var kids = null, open = false;
         var toggle = el("span", { "class": "tog" }, [r.hasKids ? "\u25b8 " : "\u00a0\u00a0"]);
@@ -539,6 +539,7 @@
         });
         nameCell.querySelector(".name").addEventListener("click", function () { chooseFunction(r.name); });
         tr.kidsRows = function () { return kids || []; };
+        if (r.hasKids && depth < (openDepth || 0)) opens.push(toggle);
       });
       if (list.length > shown.length) {
         var more = el("tr", {}, [el("td", { colspan: keys.length + 1, "class": "none" },
@@ -546,6 +547,8 @@
         if (last) last.parentNode.insertBefore(more, last.nextSibling); else t.appendChild(more);
         made.push(more);
       }
+      // opened last first, so each row's children go right under it
+      for (var o = opens.length - 1; o >= 0; o--) opens[o].click();
       return made;
     }
     function collapse(tr) {
@@ -572,7 +575,7 @@
       box.appendChild(treeTable("top-down-table", function (r) {
         var list = r ? KIDS[r.node] : KIDS[0];
         return list.filter(function (i) { return CUR.keys.some(function (k, j) { return CUR.node(i, j); }); }).map(nodeRow);
-      }, "function (callees below)"));
+      }, "function (callees below)", 3));
     });
   }
 
@@ -608,7 +611,7 @@
       }
       box.textContent = "";
       box.appendChild(treeTable("bottom-up-table", function (r) { return list(r || root); },
-                                "allocating function (callers below)"));
+                                "allocating function (callers below)", 1));
     });
   }
 
