@@ -30,6 +30,7 @@
 #include "filter_stage.h"
 #include "gate_run.h"
 #include "html.h"
+#include "html_diff.h"
 #include "leakkind.h"
 #include "leaks.h"
 #include "progress.h"
@@ -197,7 +198,9 @@ static void usage(FILE *f)
           "      --diff OLD              compare trace OLD with INPUT (NEW): totals, and the\n"
           "                              sites that grew or shrank in calls, bytes, peak\n"
           "                              and leaks, matched by function and file from main\n"
-          "                              inwards (use -r on unresolved traces)\n"
+          "                              inwards, frames without names by module+offset\n"
+          "                              (use -r on unresolved traces); with --format html,\n"
+          "                              one page comparing the two runs\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -382,8 +385,9 @@ static void parse_options(int argc, char **argv, options *o)
     if (o->export_opts.short_names && o->export_opts.format != AT_FORMAT_FOLDED &&
         o->export_opts.format != AT_FORMAT_FLAMEGRAPH && o->export_opts.format != AT_FORMAT_HTML)
         option_error("%s needs --format folded, flamegraph or html", "--short-names");
-    if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT)
-        option_error("%s prints its own comparison; drop --format", "--diff");
+    if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT &&
+        o->export_opts.format != AT_FORMAT_HTML)
+        option_error("%s prints its own comparison, as text or --format html", "--diff");
     if (o->diff_old && (!o->input || strcmp(o->input, "-") == 0) &&
         strcmp(o->diff_old, "-") == 0)
         option_error("%s: OLD and NEW cannot both be stdin", "--diff");
@@ -557,7 +561,11 @@ static int run_diff(options *o, int out_fd)
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        int rc = f ? at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top) : -1;
+        int rc = !f ? -1
+                 : o->export_opts.format == AT_FORMAT_HTML
+                     ? at_html_diff_write(f, r.d, o->diff_old, new_name,
+                                          o->top_given ? o->export_opts.top : AT_HTML_TOP)
+                     : at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top);
         if ((f && fclose(f) != 0) || rc != 0) {
             fprintf(stderr, AT_PROGRAM ": %s: %s\n", o->output ? o->output : "<stdout>",
                     strerror(errno));

@@ -204,6 +204,11 @@ static bool changed(const entry *e)
            e->cost[0].peak != e->cost[1].peak || e->cost[0].leaked != e->cost[1].leaked;
 }
 
+static bool changed_entry(const entry *e)
+{
+    return changed(e);
+}
+
 static void total_row(FILE *out, const char *name, uint64_t old, uint64_t new, bool known)
 {
     if (!known) {
@@ -244,6 +249,36 @@ static void site_change(FILE *out, size_t k, const entry *e)
                  " at the peak, %" PRIu64 " leaked\n",
             n->bytes, n->calls, n->peak, n->leaked);
     fprintf(out, "        %s\n", *e->key ? e->key : "(no backtrace)");
+}
+
+at_an_diff_row *at_an_diff_rows(const at_an_diff *d, unsigned top, size_t *nrows, size_t *changed,
+                                size_t *sites)
+{
+    const entry **v = at_xcalloc(d->n ? d->n : 1, sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (changed_entry(&d->v[i]))
+            v[n++] = &d->v[i];
+    qsort(v, n, sizeof *v, by_change);
+    size_t k = n < top ? n : top;
+    at_an_diff_row *rows = at_xcalloc(k ? k : 1, sizeof *rows);
+    for (size_t i = 0; i < k; i++)
+        rows[i] = (at_an_diff_row){ .key = v[i]->key,
+                                    .cost = { v[i]->cost[0], v[i]->cost[1] },
+                                    .seen = { v[i]->seen[0], v[i]->seen[1] } };
+    free(v);
+    *nrows = k;
+    *changed = n;
+    *sites = d->n;
+    return rows;
+}
+
+void at_an_diff_run(const at_an_diff *d, int which, at_an_summary *s, at_an_peak *p,
+                    uint64_t *unnamed)
+{
+    *s = d->run[which].summary;
+    *p = d->run[which].peak;
+    *unnamed = d->run[which].unresolved;
 }
 
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,

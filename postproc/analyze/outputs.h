@@ -64,4 +64,17 @@ void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
                      unsigned top);
 
+/* The comparison as data, for --diff --format html (export/html_diff.c):
+ * the changed sites, largest change first, at most `top` (n set to how
+ * many changed in all), and each run's totals. */
+typedef struct at_an_diff_row {
+    const char *key;      /* frames from main inwards, " -> " between */
+    at_an_cost cost[2];   /* OLD, NEW */
+    bool seen[2];
+} at_an_diff_row;
+at_an_diff_row *at_an_diff_rows(const at_an_diff *d, unsigned top, size_t *nrows, size_t *changed,
+                                size_t *sites);
+void at_an_diff_run(const at_an_diff *d, int which, at_an_summary *s, at_an_peak *p,
+                    uint64_t *unnamed);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static h_result postproc(const char *a1, const char *a2, const char *a3, const char *a4,
                          const char *a5, const char *a6)
@@ -148,12 +149,70 @@ static void diff_of_a_stripped_program_keeps_its_sites_apart_and_says_why(void *
     h_cleanup();
 }
 
+/* The DOM chromium makes of a page, or NULL (saying so) without it. */
+static char *dom_of(const char *dir, const char *page)
+{
+    if (access("/usr/bin/chromium", X_OK) != 0) {
+        fprintf(stderr, "skipped: /usr/bin/chromium is not installed\n");
+        return NULL;
+    }
+    char *profile = h_fmt("--user-data-dir=%s/chromium", dir);
+    char *url = h_fmt("file://%s", page);
+    const char *argv[] = { "/usr/bin/chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                           "--no-first-run", "--disable-background-networking", profile,
+                           "--virtual-time-budget=5000", "--dump-dom", url, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    char *d = r.out;
+    r.out = NULL;
+    h_result_free(&r);
+    free(url);
+    free(profile);
+    return d;
+}
+
+static void diff_as_html_is_one_page_comparing_the_two_runs(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *old = traced(dir, "deep_cxx_stripped", "old.trace");
+    char *more = traced_with(dir, "deep_cxx_stripped", "more.trace", "again");
+    char *page = h_fmt("%s/diff.html", dir);
+    char *exe = h_path("postproc/alloctrace-postproc");
+    const char *argv[] = { exe, "-r", "--diff", old, "--format", "html", "-o", page, more, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    char *html = h_read_file(page, NULL);
+    assert_non_null(html);
+    h_has(html, "<h1>Comparison of two runs</h1>");
+    h_lacks(html, "<script src=");
+    h_has(html, "\"changed\":1,\"sites\":5,");
+    free(html);
+    char *d = dom_of(dir, page);
+    if (d) {
+        h_has(d, "data-ready=\"1\"");
+        h_has(d, "<p id=\"changes-count\">1 of 5 sites changed;");
+        h_has(d, "<tr data-total=\"leaked_bytes\"><td>leaked bytes</td><td class=\"n\">123</td>"
+                 "<td class=\"n\">246</td><td class=\"n\">+123 (+100.0%)</td></tr>");
+        h_has(d, "<summary>deep_cxx_stripped+0x");
+        h_has(d, "sites with frames without function names, matched by module and offset");
+        free(d);
+    }
+    free(exe);
+    free(page);
+    free(more);
+    free(old);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_stack_through_the_recursion_reaches_main_at_the_default_depth),
         cmocka_unit_test(libstdcxx_pool_is_libc_caches_not_a_leak_in_every_output),
         cmocka_unit_test(diff_of_a_stripped_program_keeps_its_sites_apart_and_says_why),
+        cmocka_unit_test(diff_as_html_is_one_page_comparing_the_two_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
