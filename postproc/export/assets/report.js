@@ -539,7 +539,8 @@
         });
         nameCell.querySelector(".name").addEventListener("click", function () { chooseFunction(r.name); });
         tr.kidsRows = function () { return kids || []; };
-        if (r.hasKids && depth < (openDepth || 0)) opens.push(toggle);
+        // the largest row of each level opens, down to openDepth: the hot path
+        if (r.hasKids && depth < (openDepth || 0) && !opens.length) opens.push(toggle);
       });
       if (list.length > shown.length) {
         var more = el("tr", {}, [el("td", { colspan: keys.length + 1, "class": "none" },
@@ -547,8 +548,7 @@
         if (last) last.parentNode.insertBefore(more, last.nextSibling); else t.appendChild(more);
         made.push(more);
       }
-      // opened last first, so each row's children go right under it
-      for (var o = opens.length - 1; o >= 0; o--) opens[o].click();
+      if (opens.length) opens[0].click();
       return made;
     }
     function collapse(tr) {
@@ -589,31 +589,37 @@
     var box = el("div", {}, []);
     s.appendChild(box);
     onView(function () {
-      var nk = CUR.keys.length, root = { kids: {} };
+      // Built a level at a time, when a row opens: a row holds its sites
+      // and how far up their paths it is.
+      var nk = CUR.keys.length, at = new Int32Array(NS), live = [];
       for (var site = 0; site < NS; site++) {
-        var own = [], any = false;
-        for (var k = 0; k < nk; k++) { own.push(CUR.cost(site, k)); any = any || own[k] !== 0; }
-        if (!any) continue;
-        var at = root, f = siteFrame(site);
-        for (var i = f; i > 0; i = PARENT[i]) {
-          var nm = nodeName(i), kid = at.kids[nm];
-          if (!kid) kid = at.kids[nm] = { name: nm, cost: new Array(nk).fill(0), kids: {} };
-          for (k = 0; k < nk; k++) kid.cost[k] += own[k];
-          at = kid;
-        }
+        at[site] = siteFrame(site);
+        for (var k = 0; k < nk; k++) if (CUR.cost(site, k)) { live.push(site); break; }
       }
-      function list(node) {
-        return Object.keys(node.kids).map(function (n) {
-          var x = node.kids[n];
-          x.hasKids = Object.keys(x.kids).length > 0;
-          return x;
+      function group(sites, up) {
+        var by = {}, out = [];
+        sites.forEach(function (st) {
+          var i = at[st];
+          for (var u = 0; u < up && i > 0; u++) i = PARENT[i];
+          if (i <= 0) return;
+          var nm = nodeName(i), e = by[nm];
+          if (!e) {
+            e = by[nm] = { name: nm, cost: new Array(nk).fill(0), sites: [], up: up, hasKids: false };
+            out.push(e);
+          }
+          e.sites.push(st);
+          for (var k = 0; k < nk; k++) e.cost[k] += CUR.cost(st, k);
+          if (PARENT[i] > 0) e.hasKids = true;
         });
+        return out;
       }
       box.textContent = "";
-      box.appendChild(treeTable("bottom-up-table", function (r) { return list(r || root); },
-                                "allocating function (callers below)", 1));
+      box.appendChild(treeTable("bottom-up-table", function (r) {
+        return r ? group(r.sites, r.up + 1) : group(live, 0);
+      }, "allocating function (callers below)", 1));
     });
   }
+
 
   // Callers and callees of one function: over every frame of that name that
   // is not inside another one (a recursion counts once), what called it and
@@ -731,5 +737,7 @@
   sizes();
   contexts();
   setView(firstView());
+  // when the page was ready, from navigation start (bench/html_open reads it)
+  if (window.performance) document.body.setAttribute("data-render-ms", String(Math.round(performance.now())));
   document.body.setAttribute("data-ready", "1");
 })();
