@@ -209,8 +209,7 @@ static uint32_t site_for(at_analyzer *a, const at_call *c)
             a->site_tally[i].cost = &a->sites[i].cost;
     }
     size_t s = a->nsites++;
-    a->sites[s] = (at_an_site){ .stack = c->stack, .alloc_fn = c->name, .first_index = c->index,
-                                .cache = a->is_cache && a->is_cache(a->cache_ctx, c->stack) };
+    a->sites[s] = (at_an_site){ .stack = c->stack, .alloc_fn = c->name, .first_index = c->index };
     /* It held nothing at any earlier peak. */
     a->site_tally[s] = (tally){ .cost = &a->sites[s].cost, .saved_epoch = a->epoch };
     a->site_of[sid] = (uint32_t)s + 1;
@@ -427,7 +426,7 @@ static void allocate(at_analyzer *a, const at_call *c)
     s->allocated_bytes += c->size;
     count_size(a, c->size);
     uint32_t site = site_for(a, c);
-    bool cached = a->sites[site].cache || c->kind == AT_LEAK_LIBC;
+    bool cached = c->kind == AT_LEAK_LIBC; /* by stack: at the end, see find_caches */
     tally_add(a, &a->site_tally[site], c->size, cached);
     if (!a->leaks_only)
         at_an_timeline_note(a->timeline, site, a->interval, true, c->size, false,
@@ -543,12 +542,45 @@ static void finish_tally(at_analyzer *a, tally *t)
     t->cost->cached_blocks = t->cached_blocks;
 }
 
+/* The blocks still live that are the runtime's caches by their site's
+ * stack: asked only of the sites that still hold blocks (a few, where every
+ * site would cost a walk of its frames), each once. */
+static void find_caches(at_analyzer *a)
+{
+    if (!a->is_cache)
+        return;
+    uint8_t *asked = at_xcalloc(a->nsites ? a->nsites : 1, 1); /* 1 no, 2 yes */
+    for (size_t i = 0; i < a->live_cap; i++) {
+        live_block *b = &a->live[i];
+        if (!b->used || b->cached)
+            continue;
+        if (!asked[b->site])
+            asked[b->site] = a->is_cache(a->cache_ctx, a->sites[b->site].stack) ? 2 : 1;
+        if (asked[b->site] != 2)
+            continue;
+        a->sites[b->site].cache = true;
+        b->cached = true;
+        tally *st = &a->site_tally[b->site];
+        st->cached += b->size;
+        st->cached_blocks++;
+        unsigned slots[NCTX], n = context_slots(b->ctx, slots);
+        for (unsigned k = 0; k < n; k++) {
+            a->ctx_tally[slots[k]].cached += b->size;
+            a->ctx_tally[slots[k]].cached_blocks++;
+        }
+        a->cached_bytes += b->size;
+        a->cached_blocks++;
+    }
+    free(asked);
+}
+
 const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
 {
     if (a->finished)
         return &a->an;
     a->finished = true;
     at_analysis *an = &a->an;
+    find_caches(a);
     for (size_t i = 0; i < a->nsites; i++)
         finish_tally(a, &a->site_tally[i]);
     a->ctx_out = at_xcalloc(NCTX, sizeof *a->ctx_out);

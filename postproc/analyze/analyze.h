@@ -75,7 +75,8 @@ typedef struct at_an_site {
     const at_stack *stack;  /* interned in the trace; never NULL (may have no frames) */
     const char *alloc_fn;   /* the allocation function of its first call ("malloc") */
     uint64_t first_index;   /* index of its first call */
-    bool cache;             /* the runtime's own cache by its stack (runtime.h) */
+    bool cache;             /* the runtime's own cache by its stack (runtime.h); asked
+                               only of sites holding blocks at the end */
     at_an_cost cost;
 } at_an_site;
 
@@ -173,8 +174,8 @@ typedef struct at_analyzer at_analyzer;
 at_analyzer *at_analyzer_new(bool leaks_only);
 void at_analyzer_free(at_analyzer *a);
 
-/* Tells which sites are the runtime's own caches (runtime.h), asked once
- * per site when it first allocates; without it only blocks of the libc
+/* Tells which sites are the runtime's own caches (runtime.h), asked at the
+ * end of the sites still holding blocks; without it only blocks of the libc
  * leak kind (a leaks-mode trace's exit scan) count as caches. */
 typedef bool (*at_an_cache_fn)(void *ctx, const at_stack *s);
 void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx);
