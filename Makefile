@@ -75,7 +75,8 @@ PP_HEADERS := $(notdir $(wildcard $(addsuffix /*.h,$(PP_DIRS))))
 ifneq ($(words $(PP_HEADERS)),$(words $(sort $(PP_HEADERS))))
   $(error alloctrace: two headers under postproc/ share a name: $(sort $(foreach h,$(PP_HEADERS),$(if $(filter-out 1,$(words $(filter $(h),$(PP_HEADERS)))),$(h)))))
 endif
-PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(addprefix -I,$(PP_DIRS)) $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
+PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(addprefix -I,$(PP_DIRS)) -I$(B)/gen \
+             $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
 PP_LIBS    = $(call pc_libs,$(sort $(POSTPROC_PKGS))) -lm
 PP_OBJS     := $(POSTPROC_SRCS:%.c=$(B)/%.o)
 PP_SAN_OBJS := $(POSTPROC_SRCS:%.c=$(B)/san/%.o)

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
         samples[i] = (at_sample){ stacks[k.stack], k.fn, k.size, 1 };
     }
     FILE *null = fopen("/dev/null", "w");
-    at_export_meta meta = { "bench", "1", NULL, true };
+    at_export_meta meta = { "bench", "1", NULL, true, 0 };
     double t0 = shape_now();
     at_profile *p = at_profile_build(samples, n, NULL, t);
     double t1 = shape_now();

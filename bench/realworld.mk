@@ -8,3 +8,10 @@ $(B)/bench/libunwind_floor.so: bench/unwind_floor.c
 	    $(call pc_cflags,libunwind) $< -o $@ $(call pc_libs,libunwind)
 
 BENCH_PROGRAMS += $(B)/bench/libunwind_floor.so
+
+# threads4 (issue 24's sampling target): a program of our own with 4 threads.
+$(B)/bench/sample_threads: bench/sample_threads.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@ -pthread
+
+BENCH_PROGRAMS += $(B)/bench/sample_threads

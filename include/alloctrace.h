@@ -9,6 +9,7 @@
  *   ...
  *   alloctrace_context_exit(parse);
  *   alloctrace_enable(0);                 // stop tracing (all threads)
+ *   alloctrace_snapshot("after-load");    // what the process holds now
  *
  * Contexts are per thread: a call's @CTX is the OR of the contexts its own
  * thread is in. A name gets a bit (1, 2, 4, ... up to 32 names); the same
@@ -91,6 +92,20 @@ static inline void alloctrace_flush(void)
     ALLOCTRACE_LOOKUP_(fn, alloctrace_void_fn_, "at_trace_flush");
     if (fn)
         fn();
+}
+
+typedef int (*alloctrace_snapshot_fn_)(const char *);
+
+/* A snapshot now, named `label` (may be NULL): in leaks mode every live
+ * block with its stack and leak kind goes into TRACE.snapN.txt (a leak
+ * check now); in full mode the trace gets the mark "## snapshot: N LABEL"
+ * (alloctrace-postproc --snapshot N makes the file, and the launcher does
+ * at the end of the run). Returns N (1, 2, ...), 0 without the tracer,
+ * -1 when it failed (one line on stderr says why). */
+static inline int alloctrace_snapshot(const char *label)
+{
+    ALLOCTRACE_LOOKUP_(fn, alloctrace_snapshot_fn_, "at_snapshot");
+    return fn ? fn(label) : 0;
 }
 
 #undef ALLOCTRACE_LOOKUP_

@@ -31,6 +31,7 @@
 #include "gate_run.h"
 #include "html.h"
 #include "html_diff.h"
+#include "pprof.h"
 #include "leakkind.h"
 #include "leaks.h"
 #include "progress.h"
@@ -38,6 +39,7 @@
 #include "reader.h"
 #include "resolve_stage.h"
 #include "select.h"
+#include "snapmark.h"
 #include "trace.h"
 #include "writer.h"
 #include "xalloc.h"
@@ -66,9 +68,13 @@ typedef struct options {
     bool cost_given, top_given;
     at_an_print_opts print_opts; /* report and stats: filled by build_pipeline */
     at_html_opts html_opts;      /* html: filled by build_pipeline */
+    at_pprof_opts pprof_opts;    /* pprof: the same */
     const char *diff_old;        /* --diff OLD: compare with the input */
     at_an_output analysis_out;   /* --diff: where each run's analysis goes */
     void *analysis_arg;
+    at_snap_diff *snap_diff;     /* --diff: the blocks of snapshots (diff.c) */
+    int snap_which;              /* 0 OLD, 1 NEW */
+    const char *snapshot;        /* --snapshot N: the trace up to its mark N */
 } options;
 
 enum {
@@ -92,6 +98,7 @@ enum {
     OPT_SHORT_NAMES,
     OPT_DIFF,
     OPT_LEAK_KINDS,
+    OPT_SNAPSHOT,
 };
 
 static const struct option long_options[] = {
@@ -126,6 +133,7 @@ static const struct option long_options[] = {
     { "short-names", no_argument, NULL, OPT_SHORT_NAMES },
     { "diff", required_argument, NULL, OPT_DIFF },
     { "leak-kinds", required_argument, NULL, OPT_LEAK_KINDS },
+    { "snapshot", required_argument, NULL, OPT_SNAPSHOT },
     { NULL, 0, NULL, 0 },
 };
 
@@ -183,7 +191,8 @@ static void usage(FILE *f)
           "                              (filters on functions or files imply -r)\n"
           "      --format FORMAT         text (the trace, default), callgrind, webgrind,\n"
           "                              folded, report, stats, flamegraph (an SVG) or\n"
-          "                              html (one self-contained page) (docs/exports.md);\n"
+          "                              html (one self-contained page) or pprof (pprof's\n"
+          "                              profile.proto, gzip'd: -o FILE.pb.gz) (docs/exports.md);\n"
           "                              report, stats and html: peak, temporaries, sizes,\n"
           "                              memory over time and the top sites; callgrind and\n"
           "                              webgrind without -o write cachegrind.out.PROCESS.PID\n"
@@ -200,7 +209,13 @@ static void usage(FILE *f)
           "                              and leaks, matched by function and file from main\n"
           "                              inwards, frames without names by module+offset\n"
           "                              (use -r on unresolved traces); with --format html,\n"
-          "                              one page comparing the two runs\n"
+          "                              one page comparing the two runs.\n"
+          "                              Two snapshots (alloctrace --snapshot) compare by\n"
+          "                              block: per site what is new and still live since\n"
+          "                              OLD, and which leaks are new\n"
+          "      --snapshot N            the blocks live at snapshot N of a full trace (its\n"
+          "                              mark \"## snapshot: N\"), as a snapshot file: the\n"
+          "                              trace up to the mark, with -l implied\n"
           "      --gate ... TRACE...     the leak gate's judging (see --gate --help)\n"
           "  -h, --help                  this text\n"
           "  -V, --version               the version\n"
@@ -338,7 +353,7 @@ static void parse_options(int argc, char **argv, options *o)
         case OPT_FORMAT:
             if (at_format_parse(optarg, &o->export_opts.format) != 0)
                 option_error("--format: unknown format '%s' (text, callgrind, webgrind, folded, "
-                             "report, stats, flamegraph, html)", optarg);
+                             "report, stats, flamegraph, html, pprof)", optarg);
             break;
         case OPT_COST:
             if (at_cost_parse(optarg, &o->export_opts.cost) != 0)
@@ -350,6 +365,11 @@ static void parse_options(int argc, char **argv, options *o)
             break;
         case OPT_DIFF:
             o->diff_old = optarg;
+            break;
+        case OPT_SNAPSHOT:
+            parse_number("--snapshot", optarg, 1u << 30);
+            o->snapshot = optarg;
+            o->leaks = true;
             break;
         case OPT_TOP:
             o->export_opts.top = (unsigned)parse_number("--top", optarg, 1u << 20);
@@ -385,6 +405,8 @@ static void parse_options(int argc, char **argv, options *o)
     if (o->export_opts.short_names && o->export_opts.format != AT_FORMAT_FOLDED &&
         o->export_opts.format != AT_FORMAT_FLAMEGRAPH && o->export_opts.format != AT_FORMAT_HTML)
         option_error("%s needs --format folded, flamegraph or html", "--short-names");
+    if (o->snapshot && o->diff_old)
+        option_error("%s makes one snapshot: drop --diff", "--snapshot");
     if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT &&
         o->export_opts.format != AT_FORMAT_HTML)
         option_error("%s prints its own comparison, as text or --format html", "--diff");
@@ -431,10 +453,16 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     if (o->analysis_out) {
         push(p, at_analyze_stage_new(t, d, o->analysis_out, o->analysis_arg),
              at_analyze_stage_free);
+        if (o->snap_diff)
+            push(p, at_snap_diff_stage_new(o->snap_diff, o->snap_which, t, p->head),
+                 at_snap_diff_stage_free);
     } else if (o->export_opts.format == AT_FORMAT_HTML) {
         o->html_opts = (at_html_opts){ .fd = out_fd, .short_names = o->export_opts.short_names,
                                        .top = o->top_given ? o->export_opts.top : AT_HTML_TOP };
         push(p, at_analyze_stage_new(t, d, at_html_print, &o->html_opts), at_analyze_stage_free);
+    } else if (o->export_opts.format == AT_FORMAT_PPROF) {
+        o->pprof_opts = (at_pprof_opts){ .fd = out_fd };
+        push(p, at_analyze_stage_new(t, d, at_pprof_print, &o->pprof_opts), at_analyze_stage_free);
     } else if (analysed) {
         o->print_opts = (at_an_print_opts){ .fd = out_fd, .top = o->export_opts.top,
                                             .stats = o->export_opts.format == AT_FORMAT_STATS };
@@ -477,6 +505,10 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
     /* pair leaks */
     if (o->leaks)
         push(p, at_leaks_new(p->head, t), at_leaks_free);
+
+    /* --snapshot N: the input ends at snapshot N's mark */
+    if (o->snapshot)
+        push(p, at_snapmark_new(p->head, t, d, o->snapshot), at_snapmark_free);
 
     /* compressed-form calls back into index order, first of all */
     push(p, at_reorder_new(p->head, t, d), at_reorder_free);
@@ -552,16 +584,33 @@ static int run_diff(options *o, int out_fd)
     diff_run r = { at_an_diff_new(), 0 };
     o->analysis_out = add_to_diff;
     o->analysis_arg = &r;
+    o->snap_diff = at_snap_diff_new();
+    o->snap_which = 0;
     const char *new_name = o->input && strcmp(o->input, "-") != 0 ? o->input : "<stdin>";
     int status = run(o, o->diff_old, out_fd);
     if (status == AT_EXIT_OK) {
         r.which = 1;
+        o->snap_which = 1;
         status = run(o, o->input, out_fd);
+    }
+    const char *mixed = status == AT_EXIT_OK ? at_an_diff_mixed(r.d) : NULL;
+    if (mixed) {
+        fprintf(stderr, AT_PROGRAM ": --diff %s %s: %s\n", o->diff_old, new_name, mixed);
+        status = AT_EXIT_USAGE;
+    }
+    if (status == AT_EXIT_OK && at_snap_diff_ready(o->snap_diff) &&
+        o->export_opts.format == AT_FORMAT_HTML) {
+        fprintf(stderr, AT_PROGRAM ": --diff %s %s: two snapshots compare as text only; "
+                        "drop --format html\n", o->diff_old, new_name);
+        status = AT_EXIT_USAGE;
     }
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
         int rc = !f ? -1
+                 : at_snap_diff_ready(o->snap_diff)
+                     ? at_snap_diff_write(f, o->snap_diff, o->diff_old, new_name,
+                                          o->export_opts.top)
                  : o->export_opts.format == AT_FORMAT_HTML
                      ? at_html_diff_write(f, r.d, o->diff_old, new_name,
                                           o->top_given ? o->export_opts.top : AT_HTML_TOP)
@@ -575,6 +624,8 @@ static int run_diff(options *o, int out_fd)
             close(fd);
     }
     at_an_diff_free(r.d);
+    at_snap_diff_free(o->snap_diff);
+    o->snap_diff = NULL;
     return status;
 }
 
@@ -604,6 +655,12 @@ int main(int argc, char **argv)
         }
         if (fd > 0)
             close(fd);
+    }
+    bool to_stdout = !o.output || strcmp(o.output, "-") == 0;
+    if (o.export_opts.format == AT_FORMAT_PPROF && to_stdout && isatty(1)) {
+        fprintf(stderr, AT_PROGRAM ": --format pprof writes gzip'd protobuf, not for a terminal: "
+                        "give -o FILE.pb.gz\n");
+        return AT_EXIT_USAGE;
     }
     int out_fd = 1;
     if (o.output && strcmp(o.output, "-") != 0 &&

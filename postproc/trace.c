@@ -78,7 +78,8 @@ at_trace *at_trace_new(void)
 void at_header_clear(at_header *h)
 {
     char **fields[] = { &h->version, &h->arch,  &h->timestamp, &h->process,
-                        &h->pid,     &h->depth, &h->origin,    &h->filter_other };
+                        &h->pid,     &h->depth, &h->origin,    &h->filter_other,
+                        &h->sample };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         free(*fields[i]);
         *fields[i] = NULL;
@@ -91,6 +92,7 @@ void at_header_clear(at_header *h)
     h->unknown = NULL;
     h->nunknown = 0;
     h->filter = 0;
+    h->sample_interval = 0;
     h->present = false;
 }
 

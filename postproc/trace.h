@@ -47,6 +47,8 @@ typedef struct at_kv {
 typedef struct at_header {
     bool present;       /* the input had a header line */
     char *version, *arch, *timestamp, *process, *pid, *depth, *origin;
+    char *sample;       /* "sampling interval=": the trace is sampled (sampling.h) */
+    uint64_t sample_interval; /* its value in bytes; 0: every call is in the trace */
     unsigned filter;    /* AT_F_* */
     char *filter_other; /* filter words that are not leaks/compress/resolve, "|"-joined, or NULL */
     at_kv *unknown;     /* other keys, in input order */

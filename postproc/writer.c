@@ -166,6 +166,7 @@ static void write_header(writer *w, const at_header *h)
         outs(w, AT_HDR_FIELD_END);
     }
     field(w, AT_HDR_DEPTH, h->depth);
+    field(w, AT_HDR_SAMPLE, h->sample);
     field(w, AT_HDR_ORIGIN, h->origin);
     for (size_t i = 0; i < h->nunknown; i++)
         field(w, h->unknown[i].key, h->unknown[i].value);

@@ -14,6 +14,16 @@
  * own: a path with %p gets the child's pid, the default name too, and a
  * fixed path gets ".PID" appended.
  *
+ * A relative name is resolved against ALLOCTRACE_DIR, else the working
+ * directory at start-up, once: a daemon's child that does chdir("/")
+ * before its first write, or an exec'd program (with follow-exec, which
+ * gets ALLOCTRACE_DIR from lifecycle.c), still writes where the user ran
+ * the launcher, never into "/".
+ *
+ * ALLOCTRACE_TRACE_LIST (set by the launcher) names a file each process
+ * appends a line to when it creates a trace, execs, or warns
+ * (process/tracelist.c), so the launcher can name every trace of a tree.
+ *
  * The tracer may start before libc has set up environ and
  * program_invocation_name (its first allocation can come from a preinit
  * function of the program): then the environment and argv[0] are read
@@ -26,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "tracer.h"
 
@@ -41,6 +52,8 @@ struct at_config at_cfg = {
     .leak_kinds = 1,
     .keeper = 0,
     .compress = -1,
+    .control = 1,
+    .snapshot_signal = 0,
 };
 
 static int bad(const char *name, const char *value, const char *want)
@@ -93,10 +106,27 @@ const char *at_argv0(void)
     return argv && argv[0] ? argv[0] : "";
 }
 
-static const char *argv0_base(void)
+/* The program's base name, kept at start-up: a service that rewrites its
+ * argv for ps ("nginx: worker process") would otherwise name its
+ * children's traces after a piece of its title. */
+static char base_name[256];
+
+static void keep_base_name(void)
 {
     const char *a = at_argv0(), *slash = strrchr(a, '/');
-    return slash ? slash + 1 : a;
+    a = slash ? slash + 1 : a;
+    size_t n = strlen(a);
+    if (n >= sizeof base_name)
+        n = sizeof base_name - 1;
+    memcpy(base_name, a, n);
+    base_name[n] = '\0';
+}
+
+static const char *argv0_base(void)
+{
+    if (!base_name[0])
+        keep_base_name();
+    return base_name;
 }
 
 static int parse_bool(const char *name, int *out)
@@ -131,9 +161,10 @@ static int parse_depth(void)
     return 0;
 }
 
-static int parse_signal(void)
+/* A signal setting (the toggle signal, the snapshot signal) into *out. */
+static int parse_signal_named(const char *env, int *out)
 {
-    const char *v = at_getenv(AT_ENV_TOGGLE_SIG);
+    const char *v = at_getenv(env);
     if (!v || !*v)
         return 0;
     const char *s = strncasecmp(v, "SIG", 3) == 0 ? v + 3 : v;
@@ -143,7 +174,7 @@ static int parse_signal(void)
     };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         if (strcasecmp(s, names[i].name) == 0) {
-            at_cfg.toggle_signal = names[i].sig;
+            *out = names[i].sig;
             return 0;
         }
     if (strncasecmp(s, "RTMIN+", 6) == 0 || (*s >= '0' && *s <= '9')) {
@@ -153,12 +184,23 @@ static int parse_signal(void)
             long sig = (*s >= '0' && *s <= '9') ? n : SIGRTMIN + n;
             if (sig > 0 && sig <= SIGRTMAX && sig != SIGKILL && sig != SIGSTOP &&
                 sig != SIGSEGV && sig != SIGBUS && sig != SIGABRT) {
-                at_cfg.toggle_signal = (int)sig;
+                *out = (int)sig;
                 return 0;
             }
         }
     }
-    return bad(AT_ENV_TOGGLE_SIG, v, "expected a signal such as USR2, SIGUSR1, RTMIN+3 or a number");
+    return bad(env, v, "expected a signal such as USR2, SIGUSR1, RTMIN+3 or a number");
+}
+
+static int parse_signal(void)
+{
+    if (parse_signal_named(AT_ENV_TOGGLE_SIG, &at_cfg.toggle_signal) ||
+        parse_signal_named(AT_ENV_SNAPSHOT_SIG, &at_cfg.snapshot_signal))
+        return -1;
+    if (at_cfg.snapshot_signal && at_cfg.snapshot_signal == at_cfg.toggle_signal)
+        return bad(AT_ENV_SNAPSHOT_SIG, at_getenv(AT_ENV_SNAPSHOT_SIG),
+                   "is the toggle signal too; give them different signals");
+    return 0;
 }
 
 static int parse_start(void)
@@ -203,6 +245,55 @@ static int parse_compress(void)
     return 0;
 }
 
+/* "524288", "512k", "2M", "1G" (binary units; "KiB", "kb", "B" too), from
+ * 1 byte to 1 TiB. */
+static int parse_sample(void)
+{
+    const char *v = at_getenv(AT_ENV_SAMPLE);
+    if (!v || !*v)
+        return 0;
+    const char *want = "expected a size in bytes such as 524288, 512k or 2M (1 byte to 1T)";
+    uint64_t n = 0;
+    const char *p = v;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (1ull << 40))
+            return bad(AT_ENV_SAMPLE, v, want);
+        n = n * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == v)
+        return bad(AT_ENV_SAMPLE, v, want);
+    unsigned shift = 0;
+    switch (*p | 0x20) {
+    case 'k': shift = 10; p++; break;
+    case 'm': shift = 20; p++; break;
+    case 'g': shift = 30; p++; break;
+    case 't': shift = 40; p++; break;
+    }
+    if (shift && (*p | 0x20) == 'i')
+        p++;
+    if ((*p | 0x20) == 'b')
+        p++;
+    if (*p || n == 0 || n > (1ull << 40) >> shift)
+        return bad(AT_ENV_SAMPLE, v, want);
+    at_cfg.sample = n << shift;
+    return 0;
+}
+
+static int parse_sample_seed(void)
+{
+    const char *v = at_getenv(AT_ENV_SAMPLE_SEED);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 0);
+    if (*end || errno || *v == '-')
+        return bad(AT_ENV_SAMPLE_SEED, v, "expected a number");
+    at_cfg.sample_seed = s;
+    at_cfg.sample_seed_set = 1;
+    return 0;
+}
+
 static int parse_output(void)
 {
     const char *v = at_getenv(AT_ENV_OUTPUT);
@@ -221,16 +312,48 @@ static int parse_output(void)
     return 0;
 }
 
+/* ALLOCTRACE_DIR (absolute), else the working directory now. */
+static int parse_dir(void)
+{
+    const char *v = at_getenv(AT_ENV_DIR);
+    if (v && *v) {
+        if (v[0] != '/')
+            return bad(AT_ENV_DIR, v, "expected an absolute directory");
+        if (strlen(v) >= sizeof at_cfg.dir)
+            return bad(AT_ENV_DIR, v, "name too long");
+        strcpy(at_cfg.dir, v);
+    } else if (!getcwd(at_cfg.dir, sizeof at_cfg.dir)) {
+        at_cfg.dir[0] = '\0';   /* relative names stay relative */
+    }
+    return 0;
+}
+
+static void parse_trace_list(void)
+{
+    const char *v = at_getenv(AT_ENV_TRACE_LIST);
+    at_cfg.trace_list[0] = '\0';
+    if (v && v[0] == '/' && strlen(v) < sizeof at_cfg.trace_list)
+        strcpy(at_cfg.trace_list, v);
+}
+
 int at_config_load(void)
 {
-    if (parse_output() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
+    keep_base_name();
+    parse_trace_list();
+    if (parse_output() || parse_dir() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
+        parse_bool(AT_ENV_CONTROL, &at_cfg.control) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_mode() ||
-        parse_compress())
+        parse_compress() || parse_sample() || parse_sample_seed())
         return -1;
+    /* The leak report and the gate count every block: they stay exact. */
+    if (at_cfg.leaks_mode && at_cfg.sample)
+        return bad(AT_ENV_SAMPLE, at_getenv(AT_ENV_SAMPLE),
+                   "sampling is for full mode; leaks mode stays exact (unset one of "
+                   AT_ENV_SAMPLE " and " AT_ENV_MODE "=leaks)");
     return 0;
 }
 
@@ -262,6 +385,11 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child)
     char *p = out, *end = out + cap - 24;
     char num[24];
     pid_text(num, pid);
+    if (at_cfg.output[0] != '/' && at_cfg.dir[0]) {
+        p = add(p, end, at_cfg.dir);
+        if (p > out && p[-1] != '/')
+            p = add(p, end, "/");
+    }
     if (!at_cfg.output[0]) {
         p = add(p, end, "alloctrace.");
         p = add(p, end, argv0_base());

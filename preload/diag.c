@@ -6,7 +6,9 @@
  * write(2) of the whole line, assembled on the stack: no stdio (which
  * allocates, and locks a stream the program may hold) and async-signal-
  * safe, so handlers and the writer thread may call it. A line too long
- * is cut, never split.
+ * is cut, never split. Under the launcher the line also goes to its list
+ * (process/tracelist.c): a daemon's stderr is often a log file, or
+ * nothing.
  */
 #include <string.h>
 #include <unistd.h>
@@ -29,4 +31,7 @@ void at_warn(const char *a, const char *b, const char *c)
         msg[n++] = '\n';
     ssize_t w = write(2, msg, n);
     (void)w;
+    /* And to the launcher, which tells the user on its own stderr. */
+    msg[n - 1] = '\0';
+    at_tracelist_line("warn", 0, msg + strlen("alloctrace: "));
 }

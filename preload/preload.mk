@@ -24,4 +24,4 @@ $(B)/preload/%.o: preload/%.c preload/tracer.h include/alloctrace/format.h
 
 preload/liballoctrace.so: $(PRELOAD_OBJS) preload/exports.map
 	$(CC) -shared $(CFLAGS) -Wl,--version-script=preload/exports.map -Wl,-z,now \
-	    $(PRELOAD_OBJS) -lzstd -ldl -lpthread -o $@
+	    $(PRELOAD_OBJS) -lzstd -lm -ldl -lpthread -o $@

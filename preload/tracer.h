@@ -17,7 +17,8 @@
  * diag.c writes one-line messages; tzoffset.c finds the local UTC offset;
  * clock.c gives record times and leaks mode's order keys; maps.c turns
  * loaded objects into map lines; live.c keeps the live blocks
- * of leaks mode; context.c is the public API; lifecycle.c runs init, fork,
+ * of leaks mode; sample.c picks the calls of a sampled trace
+ * (--sample) and remembers the picked blocks; context.c is the public API; lifecycle.c runs init, fork,
  * exec and exit, and writes the trace when a signal ends the process;
  * signals.c catches those signals; config.c reads the environment.
  */
@@ -58,6 +59,13 @@ struct at_config {
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
     int compress;           /* zstd frames (zframe.c); -1 until read */
+    int control;            /* the control socket and thread (control.c) */
+    int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
+    char dir[PATH_MAX];     /* relative trace names are resolved here (ALLOCTRACE_DIR, else the start directory) */
+    char trace_list[PATH_MAX]; /* the launcher's list (ALLOCTRACE_TRACE_LIST), empty: none */
+    uint64_t sample;        /* sampling interval in bytes (sample.c); 0: every call */
+    uint64_t sample_seed;   /* ALLOCTRACE_SAMPLE_SEED, when sample_seed_set */
+    int sample_seed_set;
 };
 extern struct at_config at_cfg AT_HIDDEN;
 /* Reads the environment into at_cfg. On a bad value prints one line on
@@ -245,6 +253,9 @@ int at_writer_open(pid_t pid, int child) AT_HIDDEN;
 void at_writer_flush(void) AT_HIDDEN;            /* writes everything buffered */
 void at_writer_unbuffered(void) AT_HIDDEN;       /* after exit: write each record at once */
 void at_writer_before_exec(void) AT_HIDDEN;
+/* Leaks mode at exit: a forked child's file is written even if its
+ * report has no leak. */
+void at_writer_keep(void) AT_HIDDEN;
 /* The end of the process: writes what is buffered, then nothing more. */
 void at_writer_seal(void) AT_HIDDEN;
 /* From a handler of a signal that ends the process, async-signal-safe:
@@ -258,6 +269,11 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+/* A snapshot's clone child: the writer starts over on a file of its own
+ * (snapshot.c); -1 with one line on stderr. */
+int at_writer_open_snapshot(const char *path, pid_t pid) AT_HIDDEN;
+/* The trace's path as configured for this process. */
+const char *at_writer_path(void) AT_HIDDEN;
 /* From the constructor: starts the thread that compresses and writes
  * (full mode; writer.c). */
 void at_writer_start_thread(void) AT_HIDDEN;
@@ -275,8 +291,11 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
 
 /* ---- outfd.c (the trace's descriptor, out of the program's way) ------ */
 /* Creates the trace at `path` (never overwriting; `numbered`: a taken name
- * gets ".N"). Returns -1 with one line on stderr. */
-int at_outfd_create(const char *path, int numbered, int compress) AT_HIDDEN;
+ * gets ".N"); `parent`: the process it was forked from, for the launcher's
+ * list (0: getppid(); -1: a snapshot, not listed). Returns -1 with one line on stderr. */
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent) AT_HIDDEN;
+/* Removes the trace if nothing was written to it, and forgets it. */
+void at_outfd_discard(void) AT_HIDDEN;
 /* Appends n bytes (whole records) to the trace; -1 when they could not
  * all be written: then the trace is cut (see outfd.c) and tracing off. */
 int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
@@ -286,6 +305,15 @@ void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
+/* The control socket (control.c), kept like the trace's descriptor: moved
+ * to >= 1000, close-on-exec, invisible to the close family. at_outfd_hide
+ * returns its new number (-1: none); at_outfd_hidden its number now (a
+ * dup2 onto it moves it); at_outfd_hidden_close closes it. */
+int at_outfd_hide(int fd) AT_HIDDEN;
+int at_outfd_hidden(void) AT_HIDDEN;
+void at_outfd_hidden_close(void) AT_HIDDEN;
+/* The trace's path (absolute; empty before it is opened). */
+const char *at_outfd_path(void) AT_HIDDEN;
 
 /* ---- clock.c (record times; leaks mode's order) ----------------------- */
 /* Starts the clock with the local UTC offset (writer.c, at the header). */
@@ -360,6 +388,10 @@ size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *
 struct tm;
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                         pid_t pid) AT_HIDDEN;
+/* The same for a forked child: ppid and, in full mode, the fork index
+ * (the parent's last index before the fork) after origin. */
+size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
+                              pid_t pid, pid_t ppid, uint64_t fork_index) AT_HIDDEN;
 /* The end of a compressed-form group: "# allocation summary: ...", the
  * frames, the blank line (96 bytes and AT_FRAME_TEXT a frame at most). */
 char *at_format_group_tail(char *p, void *const *frames, int n, uint64_t count,
@@ -425,6 +457,44 @@ const struct at_stack *at_site_intern(const struct at_event *e) AT_HIDDEN;
 void at_sites_fork_prepare(void) AT_HIDDEN;
 void at_sites_fork_parent(void) AT_HIDDEN;
 void at_sites_fork_child(void) AT_HIDDEN;
+
+/* ---- sample.c (sampling by bytes) ------------------------------------ */
+/* 1 once the tracer runs with sampling (at_sample_init, after the
+ * start-up's probe of the hooks); the hooks read it, not at_cfg.sample. */
+extern int at_sampling AT_HIDDEN;
+/* This thread's bytes left until its next picked byte. */
+extern __thread int64_t at_sample_left AT_TLS AT_HIDDEN;
+/* The countdown ran out within a call of n bytes: 1 when the call is
+ * picked (a new countdown is drawn); 0 on a thread's first call whose
+ * freshly drawn countdown outlasts it. */
+int at_sample_pick_slow(uint64_t n) AT_HIDDEN;
+/* Whether an allocation of n bytes goes untraced: with sampling on, the
+ * only work of a call that is not picked (inlined into the hooks). */
+static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
+{
+    if (__builtin_expect(!at_sampling, 1))
+        return 0;
+    if ((at_sample_left -= (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n)) > 0)
+        return 1;
+    return !at_sample_pick_slow(n);
+}
+/* Picked blocks: added once recorded; 0, or -1 when out of memory. */
+int at_sample_add(uintptr_t p) AT_HIDDEN;
+/* One counter per hash bucket of addresses: how many picked blocks live
+ * in it. A release whose counter is 0 was not picked. */
+extern _Atomic uint16_t at_sample_filter[] AT_HIDDEN;   /* 1 << 14 of them: 32 KiB */
+static inline size_t at_sample_bucket(uintptr_t p) { return (size_t)(at_mix64(p) >> 50); }
+int at_sample_take_slow(uintptr_t p) AT_HIDDEN;
+/* 1 when p was picked (it is forgotten now); never locks from inside the
+ * tracer (see sample.c). */
+static inline int at_sample_take(uintptr_t p)
+{
+    if (__builtin_expect(!__atomic_load_n(&at_sample_filter[at_sample_bucket(p)],
+                                          __ATOMIC_RELAXED), 1))
+        return 0;
+    return at_guard == 1 ? 0 : at_sample_take_slow(p);
+}
+void at_sample_init(void) AT_HIDDEN;   /* at start, with sampling on: fork handlers, then on */
 
 /* ---- live.c (leaks mode) ----------------------------------------------- */
 /* 32 bytes, two to a cache line: what a call site shares (frames,
@@ -525,6 +595,16 @@ extern uintptr_t at_exit_frame AT_HIDDEN;
  * /proc/self/maps, an allocator not glibc's): then every kind is
  * AT_KIND_UNKNOWN. */
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+/* A snapshot of the live process (snapshot.c). at_reach_thread_sps, in
+ * the process, reads the stack pointers of its threads other than the
+ * caller that sit in a system call (/proc/self/task/TID/syscall) into
+ * sp[0..max) and returns how many; *running counts the others. In the
+ * clone child that scans, at_reach_use_threads hands them to the scan in
+ * place of /proc/self/task (the child has one thread); `own_is_tracer`:
+ * the scanning thread's own stack is the tracer's (the control thread's),
+ * not a root. at_exit_sp is 0 there. */
+size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running) AT_HIDDEN;
+void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own_is_tracer) AT_HIDDEN;
 
 /* ---- leakreport.c (leaks mode, at exit: the report) -------------------- */
 /* Appends the live blocks in index order, each after its leak kind line
@@ -536,6 +616,27 @@ void at_leakreport_write(int emergency) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
+
+/* ---- control.c (the control path: @alloctrace.PID, the alloctrace-ct thread) */
+/* From the constructor (and a forked child): opens the socket and starts
+ * the thread, unless ALLOCTRACE_CONTROL=0; one line when it cannot. */
+void at_control_start(void) AT_HIDDEN;
+void at_control_fork_child(void) AT_HIDDEN;
+/* Attach code plugs its detach in here (NULL: "error not attached"): fn
+ * undoes the attach, writes into detail what to answer after "ok " (the
+ * trace's path) or "error " (why), and returns 0 or -1. */
+void at_control_on_detach(int (*fn)(char *detail, size_t cap)) AT_HIDDEN;
+
+/* ---- snapshot.c (a snapshot of the live blocks, now) -------------------- */
+/* Takes snapshot number N (counted per process) labelled `label` (may be
+ * empty): leaks mode writes the live blocks with their leak kinds into a
+ * file of its own (a raw clone child of the process does the work);
+ * full mode marks the point in the trace and writes the trace up to it.
+ * Returns N, with what to answer in detail ("held_us=N\nPATH" in leaks
+ * mode, "held_us=N\ntrace=PATH mark=N" in full mode: how long the
+ * tracer's locks were held, then the file), or -1 with why. Serialized. */
+int at_snapshot_take(const char *label, char *detail, size_t cap) AT_HIDDEN;
+void at_snapshot_fork_child(void) AT_HIDDEN;
 
 /* ---- signals.c --------------------------------------------------------- */
 /* Catches the signals that end the process while the program leaves them
@@ -556,5 +657,10 @@ void at_finish_signal(int sig) AT_HIDDEN;
 /* ---- diag.c ------------------------------------------------------------- */
 /* One line on stderr: "alloctrace: " a b c; async-signal-safe. */
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
+
+/* ---- process/tracelist.c (bottom: the launcher's list) ---------------- */
+/* Appends "WORD PID [PPID] TEXT" to ALLOCTRACE_TRACE_LIST, if set (ppid 0:
+ * left out); async-signal-safe. */
+void at_tracelist_line(const char *word, pid_t ppid, const char *text) AT_HIDDEN;
 
 #endif

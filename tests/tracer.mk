@@ -6,7 +6,8 @@ TRACER_PROG_DIR := $(B)/tests/programs
 TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tracer_leaks \
                   tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
                   tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host tracer_unwind tracer_unwind_sigprof \
-                  libtracer_ctorlib.so tracer_early tracer_faults tracer_clock tracer_sites tracer_keeper)
+                  libtracer_ctorlib.so tracer_early tracer_faults tracer_clock tracer_sites tracer_keeper \
+                  tracer_snapshot tracer_service)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
 INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))

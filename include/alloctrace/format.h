@@ -20,6 +20,15 @@
 #define AT_HDR_FILTER    "filter"          /* subset of leaks|compress|resolve */
 #define AT_HDR_DEPTH     "backtrace depth"
 #define AT_HDR_ORIGIN    "origin"
+/* A forked child's trace (after origin): its parent's pid, and in full mode
+ * the index of the parent's last call before the fork (the parent's blocks
+ * alive then are the child's too: postproc/read/tree.c). */
+#define AT_HDR_PPID       "ppid"
+#define AT_HDR_FORK_INDEX "fork index"
+/* Sampled traces only (ALLOCTRACE_SAMPLE): the sampling interval in
+ * bytes, after the depth. Its calls are a Poisson sample by bytes
+ * (docs/TEXT_FORMAT.md, "Sampled traces"). */
+#define AT_HDR_SAMPLE    "sampling interval"
 #define AT_HDR_FIELD_END ", "
 
 #define AT_FILTER_LEAKS    "leaks"
@@ -93,6 +102,22 @@
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 #define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */
+#define AT_ENV_DIR         "ALLOCTRACE_DIR"          /* where relative trace names are resolved (default: the start directory) */
+#define AT_ENV_TRACE_LIST  "ALLOCTRACE_TRACE_LIST"   /* the launcher's list: every trace created, exec and message */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */
+#define AT_ENV_CONTROL     "ALLOCTRACE_CONTROL"      /* 0: no control socket, no control thread (default 1) */
+#define AT_ENV_SNAPSHOT_SIG "ALLOCTRACE_SNAPSHOT_SIGNAL" /* a snapshot on this signal (default none) */
+
+/* The control path (docs/tracer.md, "Talking to a running tracer"): the
+ * abstract Unix datagram socket "@alloctrace.PID" of every traced process. */
+#define AT_CONTROL_NAME    "alloctrace."
+#define AT_CONTROL_MAX     4096   /* a request or an answer, at most */
+
+/* A snapshot (docs/TEXT_FORMAT.md, "Snapshots"): in a full trace the mark
+ * of the moment it was taken, in a snapshot file the line after the
+ * header naming it: "## snapshot: N[ LABEL]". */
+#define AT_SNAPSHOT_PREFIX "## snapshot: "
+#define AT_ENV_SAMPLE      "ALLOCTRACE_SAMPLE"       /* full mode: sampling interval, bytes (512k, 2M) */
+#define AT_ENV_SAMPLE_SEED "ALLOCTRACE_SAMPLE_SEED"  /* the sampler's random seed (tests) */
 
 #endif

@@ -17,9 +17,17 @@
  * next call falls beyond AT_AN_MAX_POINTS intervals, neighbours are merged
  * in pairs and the width doubles, so the series spans the whole run in a
  * bounded table whatever its length.
+ *
+ * Sampled traces (sampling.h): each allocation counts as `weight` blocks
+ * of its size, everywhere a block is counted (calls, bytes, live bytes and
+ * blocks, sizes, the series, contexts), and its release takes away what it
+ * added, so every number is the estimate and no exact count is mixed in.
+ * Temporaries are not estimated: whether another call came between an
+ * allocation and its release cannot be told from a sample.
  */
 #include "analyze.h"
 #include "leakkind.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
@@ -32,6 +40,7 @@
 typedef struct live_block {
     uint64_t id;    /* key; used marks the slot */
     uint64_t size;
+    uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
     uint32_t ctx;   /* the allocation's @CTX bits */
     bool used;
@@ -55,10 +64,12 @@ struct at_analyzer {
     at_analysis an;
     bool leaks_only;
     bool finished;
+    uint64_t interval; /* sampled every `interval` bytes; 0: exact */
     /* live blocks */
     live_block *live;
     size_t live_cap, live_n;
     uint64_t live_bytes;
+    uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
     at_an_site *sites;
     tally *site_tally;
@@ -93,7 +104,7 @@ struct at_analyzer {
     at_an_point *points; /* AT_AN_MAX_POINTS */
     size_t npoints;
     uint64_t width;
-    uint64_t interval;   /* the current call's interval */
+    uint64_t cur_point;  /* the current call's interval of the series */
     at_an_timeline *timeline;
 };
 
@@ -161,30 +172,32 @@ static void tally_touch(const at_analyzer *a, tally *t)
     }
 }
 
-static void tally_add(const at_analyzer *a, tally *t, uint64_t size, bool cached)
+/* `w` blocks of `size` bytes (w = 1 but in a sampled trace); cached: they
+ * are libc's caches (a leaks-mode trace's kind). */
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size, uint64_t w, bool cached)
 {
     tally_touch(a, t);
-    t->live += size;
-    t->live_blocks++;
-    t->cost->calls++;
-    t->cost->bytes += size;
+    t->live += size * w;
+    t->live_blocks += w;
+    t->cost->calls += w;
+    t->cost->bytes += size * w;
     if (cached) {
-        t->cached += size;
-        t->cached_blocks++;
+        t->cached += size * w;
+        t->cached_blocks += w;
     }
 }
 
-static void tally_release(const at_analyzer *a, tally *t, uint64_t size, bool temporary,
-                          bool cached)
+static void tally_release(const at_analyzer *a, tally *t, uint64_t size, uint64_t w,
+                          bool temporary, bool cached)
 {
     tally_touch(a, t);
-    t->live -= size;
-    t->live_blocks--;
+    t->live -= size * w;
+    t->live_blocks -= w;
     if (temporary)
         t->cost->temporary++;
     if (cached) {
-        t->cached -= size;
-        t->cached_blocks--;
+        t->cached -= size * w;
+        t->cached_blocks -= w;
     }
 }
 
@@ -246,12 +259,12 @@ static size_count *size_slot(size_count *tab, size_t cap, uint64_t size)
             return &tab[i];
 }
 
-static void count_size(at_analyzer *a, uint64_t size)
+static void count_size(at_analyzer *a, uint64_t size, uint64_t w)
 {
     at_an_histogram *h = &a->an.histogram;
     unsigned cls = at_an_size_class(size);
-    h->count[cls]++;
-    h->bytes[cls] += size;
+    h->count[cls] += w;
+    h->bytes[cls] += size * w;
     if ((a->sizes_n + 1) * 2 > a->sizes_cap) {
         size_t ocap = a->sizes_cap;
         size_count *old = a->sizes;
@@ -267,7 +280,7 @@ static void count_size(at_analyzer *a, uint64_t size)
         *s = (size_count){ .size = size, .used = true };
         a->sizes_n++;
     }
-    s->count++;
+    s->count += w;
 }
 
 /* ---- time and the series ------------------------------------------------ */
@@ -340,7 +353,7 @@ static at_an_point *current_point(at_analyzer *a)
                                                .live_bytes = live, .max_live_bytes = live };
         a->npoints++;
     }
-    a->interval = b;
+    a->cur_point = b;
     return &a->points[b];
 }
 
@@ -367,6 +380,12 @@ void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx)
     a->cache_ctx = ctx;
 }
 
+void at_analyzer_sampled(at_analyzer *a, uint64_t interval)
+{
+    a->interval = interval;
+    a->an.summary.sample_interval = interval;
+}
+
 void at_analyzer_free(at_analyzer *a)
 {
     if (!a)
@@ -387,18 +406,19 @@ void at_analyzer_free(at_analyzer *a)
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
     tally *st = &a->site_tally[b->site];
-    tally_release(a, st, b->size, temporary, b->cached);
+    tally_release(a, st, b->size, b->weight, temporary, b->cached);
     if (!a->leaks_only)
-        at_an_timeline_note(a->timeline, b->site, a->interval, false, 0, temporary, st->live,
+        at_an_timeline_note(a->timeline, b->site, a->cur_point, 0, 0, temporary, st->live,
                             st->live_blocks);
     unsigned slots[NCTX], n = context_slots(b->ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], b->size, temporary, b->cached);
+        tally_release(a, &a->ctx_tally[slots[i]], b->size, b->weight, temporary, b->cached);
     if (b->cached) {
-        a->cached_bytes -= b->size;
-        a->cached_blocks--;
+        a->cached_bytes -= b->size * b->weight;
+        a->cached_blocks -= b->weight;
     }
-    a->live_bytes -= b->size;
+    a->live_bytes -= b->size * b->weight;
+    a->live_blocks -= b->weight;
     live_remove(a, b);
 }
 
@@ -406,7 +426,7 @@ static void new_peak(at_analyzer *a, const at_call *c)
 {
     at_an_peak *p = &a->an.peak;
     p->bytes = a->live_bytes;
-    p->blocks = a->live_n;
+    p->blocks = a->live_blocks;
     p->index = c->index;
     p->allocation = a->an.summary.allocations;
     p->has_time = a->by_time;
@@ -422,74 +442,79 @@ static void allocate(at_analyzer *a, const at_call *c)
         s->reused_ids++;
         drop_block(a, old, false);
     }
-    s->allocations++;
-    s->allocated_bytes += c->size;
-    count_size(a, c->size);
+    uint64_t w = at_sampling_weight(a->interval, c->size, c->index);
+    s->allocations += w;
+    s->allocated_bytes += c->size * w;
+    count_size(a, c->size, w);
     uint32_t site = site_for(a, c);
     bool cached = c->kind == AT_LEAK_LIBC; /* by stack: at the end, see find_caches */
-    tally_add(a, &a->site_tally[site], c->size, cached);
+    tally_add(a, &a->site_tally[site], c->size, w, cached);
     if (!a->leaks_only)
-        at_an_timeline_note(a->timeline, site, a->interval, true, c->size, false,
+        at_an_timeline_note(a->timeline, site, a->cur_point, w, c->size * w, false,
                             a->site_tally[site].live, a->site_tally[site].live_blocks);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_add(a, &a->ctx_tally[slots[i]], c->size, cached);
+        tally_add(a, &a->ctx_tally[slots[i]], c->size, w, cached);
     if (cached) {
-        a->cached_bytes += c->size;
-        a->cached_blocks++;
+        a->cached_bytes += c->size * w;
+        a->cached_blocks += w;
     }
     if ((a->live_n + 1) * 2 > a->live_cap)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .size = c->size, .site = site, .ctx = c->context,
-                       .used = true, .cached = cached };
+    *b = (live_block){ .id = c->id, .size = c->size, .weight = w, .site = site,
+                       .ctx = c->context, .used = true, .cached = cached };
     a->live_n++;
-    a->live_bytes += c->size;
+    a->live_bytes += c->size * w;
+    a->live_blocks += w;
     if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
         new_peak(a, c);
     a->last_was_alloc = true;
     a->last_alloc_id = c->id;
 }
 
-static void release(at_analyzer *a, const at_call *c)
+/* Returns the blocks the release stands for (its allocation's weight). */
+static uint64_t release(at_analyzer *a, const at_call *c)
 {
     at_an_summary *s = &a->an.summary;
-    s->releases++;
+    live_block *b = live_find(a, c->id);
+    uint64_t w = b ? b->weight : 1;
+    s->releases += w;
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        a->ctx[slots[i]].releases++;
-    live_block *b = live_find(a, c->id);
+        a->ctx[slots[i]].releases += w;
     a->last_temporary = false;
     if (!b) {
         s->unknown_releases++;
     } else {
-        bool temporary = a->last_was_alloc && a->last_alloc_id == c->id;
+        bool temporary = !a->interval && a->last_was_alloc && a->last_alloc_id == c->id;
         a->last_temporary = temporary;
         if (temporary)
             s->temporary++;
         drop_block(a, b, temporary);
     }
     a->last_was_alloc = false;
+    return w;
 }
 
 void at_analyzer_call(at_analyzer *a, const at_call *c)
 {
     advance_clock(a, c);
     at_an_point *p = a->leaks_only ? NULL : current_point(a);
+    uint64_t w = c->is_alloc ? at_sampling_weight(a->interval, c->size, c->index)
+                             : release(a, c);
     if (c->is_alloc)
         allocate(a, c);
-    else
-        release(a, c);
     if (!p)
         return;
     p->live_bytes = a->live_bytes;
     if (a->live_bytes > p->max_live_bytes)
         p->max_live_bytes = a->live_bytes;
     if (c->is_alloc) {
-        p->allocations++;
-        p->allocated_bytes += c->size;
+        p->allocations += w;
+        p->allocated_bytes += c->size * w;
     } else {
-        p->releases++;
+        p->releases += w;
         p->temporary += a->last_temporary;
     }
 }
@@ -561,15 +586,15 @@ static void find_caches(at_analyzer *a)
         a->sites[b->site].cache = true;
         b->cached = true;
         tally *st = &a->site_tally[b->site];
-        st->cached += b->size;
-        st->cached_blocks++;
+        st->cached += b->size * b->weight;
+        st->cached_blocks += b->weight;
         unsigned slots[NCTX], n = context_slots(b->ctx, slots);
         for (unsigned k = 0; k < n; k++) {
-            a->ctx_tally[slots[k]].cached += b->size;
-            a->ctx_tally[slots[k]].cached_blocks++;
+            a->ctx_tally[slots[k]].cached += b->size * b->weight;
+            a->ctx_tally[slots[k]].cached_blocks += b->weight;
         }
-        a->cached_bytes += b->size;
-        a->cached_blocks++;
+        a->cached_bytes += b->size * b->weight;
+        a->cached_blocks += b->weight;
     }
     free(asked);
 }
@@ -599,7 +624,7 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     an->sites = a->sites;
     an->nsites = a->nsites;
     an->summary.leaked_bytes = a->live_bytes - a->cached_bytes;
-    an->summary.leaked_blocks = a->live_n - a->cached_blocks;
+    an->summary.leaked_blocks = a->live_blocks - a->cached_blocks;
     an->summary.cached_bytes = a->cached_bytes;
     an->summary.cached_blocks = a->cached_blocks;
     finish_sizes(a);

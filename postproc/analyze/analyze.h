@@ -99,6 +99,9 @@ typedef struct at_an_summary {
     bool has_time;             /* the calls carry times */
     uint64_t duration_us;      /* last time - first time */
     bool leaks_only;           /* filter=leaks: no peak, temporaries or time series */
+    uint64_t sample_interval;  /* a sampled trace (sampling.h): every number above and
+                                  below is an estimate, temporaries are not estimated;
+                                  0: exact */
 } at_an_summary;
 
 /* The largest total of live bytes (heaptrack's peak heap consumption). */
@@ -172,6 +175,9 @@ typedef struct at_analyzer at_analyzer;
 
 /* leaks_only: the calls are leaks (a filter=leaks trace). */
 at_analyzer *at_analyzer_new(bool leaks_only);
+/* The calls are a sample taken every `interval` bytes (sampling.h): each
+ * allocation counts as the blocks it stands for. Before the first call. */
+void at_analyzer_sampled(at_analyzer *a, uint64_t interval);
 void at_analyzer_free(at_analyzer *a);
 
 /* Tells which sites are the runtime's own caches (runtime.h), asked at the

@@ -16,6 +16,7 @@
  */
 #include "analyze.h"
 #include "runtime.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -62,6 +63,7 @@ static at_analyzer *analyzer(analyze_stage *s)
         s->an = at_analyzer_new((s->t->header.filter & AT_F_LEAKS) != 0);
         s->runtime = at_runtime_new(s->t->maps, s->t->stacks);
         at_analyzer_set_cache(s->an, is_cache, s->runtime);
+        at_analyzer_sampled(s->an, at_sampling_interval(s->t));
     }
     return s->an;
 }

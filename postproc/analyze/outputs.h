@@ -61,6 +61,9 @@ void at_an_diff_free(at_an_diff *d);
 void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t);
 /* The comparison, the top `top` changed sites by their largest change.
  * Returns 0 or -1 (errno). */
+/* NULL, or why the two runs cannot be compared (one sampled, one exact:
+ * estimates are never mixed with exact counts). */
+const char *at_an_diff_mixed(const at_an_diff *d);
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
                      unsigned top);
 
@@ -76,5 +79,20 @@ at_an_diff_row *at_an_diff_rows(const at_an_diff *d, unsigned top, size_t *nrows
                                 size_t *sites);
 void at_an_diff_run(const at_an_diff *d, int which, at_an_summary *s, at_an_peak *p,
                     uint64_t *unnamed);
+
+/* --diff SNAP1 SNAP2 on two snapshots of one process (alloctrace
+ * --snapshot): per site, the blocks new since SNAP1 and still live, and
+ * the leaks new since (memcheck's "leak_check full increased"). A stage
+ * in front of each run's analysis keeps the blocks of a leaks-filtered
+ * input; at_snap_diff_ready says whether both inputs were snapshots (else
+ * the comparison of totals and sites above applies). */
+typedef struct at_snap_diff at_snap_diff;
+at_snap_diff *at_snap_diff_new(void);
+void at_snap_diff_free(at_snap_diff *d);
+at_stage *at_snap_diff_stage_new(at_snap_diff *d, int which, at_trace *t, at_stage *next);
+void at_snap_diff_stage_free(at_stage *s);
+bool at_snap_diff_ready(const at_snap_diff *d);
+int at_snap_diff_write(FILE *out, at_snap_diff *d, const char *old_name, const char *new_name,
+                       unsigned top);
 
 #endif

@@ -12,6 +12,7 @@
 #include "outputs.h"
 #include "gate.h"
 #include "runtime.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
@@ -132,7 +133,9 @@ static void totals(FILE *out, const at_analysis *an)
                      " blocks, the runtime's own, not leaked\n",
                 AT_RUNTIME_WORDS ":", at_an_human(s->cached_bytes, h, sizeof h), s->cached_bytes,
                 s->cached_blocks);
-    if (!s->leaks_only)
+    if (s->sample_interval)
+        fputs("temporary:    not estimated from a sampled trace\n", out);
+    else if (!s->leaks_only)
         fprintf(out, "temporary:    %" PRIu64 " allocations (%.1f%% of all)\n", s->temporary,
                 percent(s->temporary, s->allocations));
     if (s->reused_ids)
@@ -301,6 +304,11 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
     if (hd->pid && *hd->pid)
         fprintf(out, ", pid %s", hd->pid);
     fputc('\n', out);
+    /* Never an estimate beside an exact count: a sampled trace's report
+     * says so before its first number, and every number is an estimate. */
+    if (an->summary.sample_interval)
+        fprintf(out, "estimates:    every count and size below is %s\n",
+                at_sampling_note(an->summary.sample_interval));
     totals(out, an);
     series(out, an);
     histogram(out, an);
@@ -309,7 +317,8 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
         ranked(out, an, t, AT_AN_PEAK, "memory at the peak", top);
         ranked(out, an, t, AT_AN_BYTES, "bytes allocated", top);
         ranked(out, an, t, AT_AN_CALLS, "calls", top);
-        ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
+        if (!an->summary.sample_interval)
+            ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
     }
     ranked(out, an, t, AT_AN_LEAKED, "leaked bytes", top);
     if (an->summary.cached_blocks)

@@ -26,7 +26,8 @@ static void u64(FILE *f, const char *key, uint64_t v, bool comma)
     fprintf(f, "\"%s\": %" PRIu64 "%s", key, v, comma ? ", " : "");
 }
 
-static void cost(FILE *f, const at_an_cost *c, bool leaks_only)
+/* `sampled`: temporaries are not estimated from a sample (analyze.c). */
+static void cost(FILE *f, const at_an_cost *c, bool leaks_only, bool sampled)
 {
     u64(f, "calls", c->calls, true);
     u64(f, "bytes", c->bytes, true);
@@ -35,7 +36,10 @@ static void cost(FILE *f, const at_an_cost *c, bool leaks_only)
     } else {
         u64(f, "peak", c->peak, true);
         u64(f, "peak_blocks", c->peak_blocks, true);
-        u64(f, "temporary", c->temporary, true);
+        if (sampled)
+            fputs("\"temporary\": null, ", f);
+        else
+            u64(f, "temporary", c->temporary, true);
     }
     u64(f, "leaked", c->leaked, true);
     u64(f, "leaked_blocks", c->leaked_blocks, true);
@@ -43,10 +47,11 @@ static void cost(FILE *f, const at_an_cost *c, bool leaks_only)
     u64(f, "cached_blocks", c->cached_blocks, false);
 }
 
-static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only, const char *name)
+static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only, bool sampled,
+                 const char *name)
 {
     fputs("{", f);
-    cost(f, &s->cost, leaks_only);
+    cost(f, &s->cost, leaks_only, sampled);
     fputs(", \"alloc_fn\": ", f);
     at_json_str(f, s->alloc_fn);
     fputs(", \"name\": ", f);
@@ -86,7 +91,7 @@ static void summary(FILE *f, const at_analysis *an)
     else
         u64(f, "releases", s->releases, true);
     u64(f, "allocated_bytes", s->allocated_bytes, true);
-    if (lo)
+    if (lo || s->sample_interval)
         fputs("\"temporary_allocations\": null, ", f);
     else
         u64(f, "temporary_allocations", s->temporary, true);
@@ -100,6 +105,12 @@ static void summary(FILE *f, const at_analysis *an)
     u64(f, "first_index", s->first_index, true);
     u64(f, "last_index", s->last_index, true);
     fprintf(f, "\"leaks_only\": %s, ", lo ? "true" : "false");
+    /* A sampled trace: every count and size is an estimate (sampling.h). */
+    fprintf(f, "\"estimated\": %s, ", s->sample_interval ? "true" : "false");
+    if (s->sample_interval)
+        u64(f, "sample_interval", s->sample_interval, true);
+    else
+        fputs("\"sample_interval\": null, ", f);
     if (s->has_time)
         u64(f, "duration_us", s->duration_us, true);
     else
@@ -178,7 +189,7 @@ static void contexts(FILE *f, const at_analysis *an)
         at_json_str(f, c->name);
         fputs(", ", f);
         u64(f, "releases", c->releases, true);
-        cost(f, &c->cost, an->summary.leaks_only);
+        cost(f, &c->cost, an->summary.leaks_only, an->summary.sample_interval != 0);
         fputs("}", f);
     }
     fputs("], ", f);
@@ -192,8 +203,9 @@ static void tops(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
     fprintf(f, "\"sites\": %zu, \"top\": {", an->nsites);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         fprintf(f, "%s\"%s\": ", k ? ", " : "", at_an_key_name(keys[k]));
-        bool none = an->summary.leaks_only && keys[k] != AT_AN_LEAKED && keys[k] != AT_AN_CALLS &&
-                    keys[k] != AT_AN_BYTES && keys[k] != AT_AN_CACHED;
+        bool none = (an->summary.leaks_only && keys[k] != AT_AN_LEAKED &&
+                     keys[k] != AT_AN_CALLS && keys[k] != AT_AN_BYTES && keys[k] != AT_AN_CACHED) ||
+                    (an->summary.sample_interval && keys[k] == AT_AN_TEMPORARY);
         if (none) {
             fputs("null", f);
             continue;
@@ -203,7 +215,7 @@ static void tops(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
         fputs("[", f);
         for (size_t i = 0; i < n; i++) {
             fputs(i ? ", " : "", f);
-            site(f, v[i], t, an->summary.leaks_only, names[i]);
+            site(f, v[i], t, an->summary.leaks_only, an->summary.sample_interval != 0, names[i]);
         }
         fputs("]", f);
         at_an_site_names_free(names, n);

@@ -68,8 +68,8 @@ void at_an_timeline_halve(at_an_timeline *tl)
     fold(tl);
 }
 
-void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, bool alloc,
-                         uint64_t size, bool temporary, uint64_t live, uint64_t live_blocks)
+void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, uint64_t allocs,
+                         uint64_t bytes, bool temporary, uint64_t live, uint64_t live_blocks)
 {
     uint32_t k = (uint32_t)(interval >> tl->shift);
     if (site >= tl->nopen) {
@@ -101,10 +101,8 @@ void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, b
         }
     }
     at_an_tick *t = &tl->v[o];
-    if (alloc) {
-        t->allocations++;
-        t->bytes += size;
-    }
+    t->allocations += allocs;
+    t->bytes += bytes;
     t->temporary += temporary;
     t->live = live;
     t->live_blocks = live_blocks;

@@ -34,11 +34,11 @@ typedef struct at_an_timeline at_an_timeline;
 at_an_timeline *at_an_timeline_new(void);
 void at_an_timeline_free(at_an_timeline *tl);
 
-/* The site changed in series interval `interval`: an allocation of `size`
- * bytes (alloc) or a release (temporary or not); live, live_blocks: what it
- * holds after. */
-void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, bool alloc,
-                         uint64_t size, bool temporary, uint64_t live, uint64_t live_blocks);
+/* The site changed in series interval `interval`: `allocs` allocations of
+ * `bytes` in all (more than 1 in a sampled trace), or a release (allocs 0,
+ * temporary or not); live, live_blocks: what it holds after. */
+void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, uint64_t allocs,
+                         uint64_t bytes, bool temporary, uint64_t live, uint64_t live_blocks);
 
 /* The series merged its intervals in pairs. */
 void at_an_timeline_halve(at_an_timeline *tl);

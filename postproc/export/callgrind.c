@@ -171,6 +171,10 @@ static void header(FILE *out, const at_export_meta *m, bool kib)
     fputs("cmd: ", out);
     const char *cmd = m->cmd && *m->cmd ? m->cmd : m->process && *m->process ? m->process : "(unknown)";
     put_line_text(out, cmd);
+    if (m->sample_interval)
+        fprintf(out, "\ndesc: Estimates: every cost is estimated from a sample, one in %llu bytes "
+                     "on average",
+                (unsigned long long)m->sample_interval);
     fputs("\npositions: line\n", out);
     if (kib)
         fprintf(out, "event: %sKiB : KiB %s (each block rounded up)\n", what, verb);

@@ -48,6 +48,7 @@ typedef struct at_export_meta {
     const char *pid;     /* header's pid= (digits) */
     const char *cmd;     /* Callgrind's cmd: line (the process when unknown) */
     bool leaks;          /* the samples are leaks (filter=leaks in the header) */
+    uint64_t sample_interval; /* a sampled trace: the costs are estimates (sampling.h); 0: exact */
 } at_export_meta;
 
 typedef enum at_cost {

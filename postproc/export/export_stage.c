@@ -7,10 +7,14 @@
  * also inside compressed groups, so KiB rounding stays per block. The
  * report and the stats are not exports of samples: they are printed from
  * the analyses (analyze/analyze.h), which need every call in index order.
+ * In a sampled trace a sample carries the blocks its call stands for and
+ * their bytes (sampling.h), so every format below shows estimates; the
+ * formats with room for it say so, folded stacks (no room) on stderr.
  */
 #include "export_stage.h"
 #include "leakkind.h"
 #include "runtime.h"
+#include "sampling.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -33,7 +37,7 @@ typedef struct exporter {
 int at_format_parse(const char *s, at_format *f)
 {
     static const char *const names[] = { "text",  "callgrind",  "webgrind", "folded", "report",
-                                         "stats", "flamegraph", "html" };
+                                         "stats", "flamegraph", "html",     "pprof" };
     for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
         if (strcmp(s, names[i]) == 0) {
             *f = (at_format)i;
@@ -44,7 +48,8 @@ int at_format_parse(const char *s, at_format *f)
 
 bool at_format_analysed(at_format f)
 {
-    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS || f == AT_FORMAT_HTML;
+    return f == AT_FORMAT_REPORT || f == AT_FORMAT_STATS || f == AT_FORMAT_HTML ||
+           f == AT_FORMAT_PPROF;
 }
 
 int at_cost_parse(const char *s, at_cost *c)
@@ -91,7 +96,8 @@ static void take(exporter *e, const at_call *c)
         e->cap = e->cap ? e->cap * 2 : 4096;
         e->samples = at_xrealloc(e->samples, e->cap * sizeof *e->samples);
     }
-    e->samples[e->n++] = (at_sample){ c->stack, cache_name(e, c), c->size, 1 };
+    uint64_t w = at_sampling_weight(at_sampling_interval(e->t), c->size, c->index);
+    e->samples[e->n++] = (at_sample){ c->stack, cache_name(e, c), c->size * w, w };
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -184,7 +190,11 @@ static void finish(at_stage *self)
     exporter *e = (exporter *)self;
     const at_header *h = &e->t->header;
     at_export_meta m = { .process = h->process, .pid = h->pid, .cmd = h->process,
-                         .leaks = (h->filter & AT_F_LEAKS) != 0 };
+                         .leaks = (h->filter & AT_F_LEAKS) != 0,
+                         .sample_interval = h->sample_interval };
+    if (m.sample_interval && e->o.format == AT_FORMAT_FOLDED && !e->d->quiet)
+        fprintf(stderr, AT_PROGRAM ": note: the costs are %s\n",
+                at_sampling_note(m.sample_interval));
     at_profile *p = at_profile_build(e->samples, e->n, e->t->maps, e->t->stacks);
     if (e->o.format == AT_FORMAT_CALLGRIND || e->o.format == AT_FORMAT_WEBGRIND) {
         write_callgrind_files(e, p, &m);

@@ -22,6 +22,7 @@ typedef enum at_format {
     AT_FORMAT_STATS,    /* the same numbers as JSON */
     AT_FORMAT_FLAMEGRAPH,
     AT_FORMAT_HTML,     /* built on the analyses too */
+    AT_FORMAT_PPROF,    /* pprof's profile.proto, gzip'd: on the analyses too (pprof.h) */
 } at_format;
 
 typedef struct at_export_opts {

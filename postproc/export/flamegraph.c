@@ -159,8 +159,9 @@ int at_export_flamegraph(FILE *out, const at_profile *p, const at_export_meta *m
               TOP_PAD + BOTTOM_PAD + (int)(f->max_depth + 1) * FRAME_H };
     const char *process = meta && meta->process ? meta->process : NULL;
     const char *what = meta && meta->leaks ? "Leaks" : "Allocations";
-    char *title = process ? at_xasprintf("%s of %s (%s)", what, process, unit)
-                          : at_xasprintf("%s (%s)", what, unit);
+    const char *est = meta && meta->sample_interval ? ", estimated from a sample" : "";
+    char *title = process ? at_xasprintf("%s of %s (%s%s)", what, process, unit, est)
+                          : at_xasprintf("%s (%s%s)", what, unit, est);
     header(&s, title);
     free(title);
     if (total)

@@ -76,6 +76,7 @@ static void summary(FILE *out, const at_analysis *an)
     put_field(out, "duration_us", s->duration_us, true);
     put_bool(out, "has_time", s->has_time);
     put_bool(out, "leaks_only", s->leaks_only);
+    put_field(out, "sample_interval", s->sample_interval, true);
     fputs("},\"peak\":{", out);
     put_field(out, "bytes", an->peak.bytes, false);
     put_field(out, "blocks", an->peak.blocks, true);
@@ -396,8 +397,14 @@ int at_export_html(FILE *out, const at_analysis *an, at_trace *t, bool short_nam
     fprintf(out, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>Allocations of <span id=\"process\">",
             at_asset_report_css);
     at_xml_put(out, process, strlen(process));
-    fputs("</span></h1>\n"
-          "<noscript><p>This report draws its tables and charts with JavaScript; "
+    fputs("</span></h1>\n", out);
+    /* A sampled trace: said once, above every number (sampling.h). */
+    if (an->summary.sample_interval)
+        fprintf(out, "<p id=\"estimates\"><strong>Estimates:</strong> every number in this "
+                     "report is estimated from a sample, one in %llu bytes on average "
+                     "(temporary allocations are not estimated).</p>\n",
+                (unsigned long long)an->summary.sample_interval);
+    fputs("<noscript><p>This report draws its tables and charts with JavaScript; "
           "please allow it for this file.</p></noscript>\n"
           "<div id=\"report\"></div>\n"
           "<script id=\"data\" type=\"application/json\">",

@@ -371,6 +371,10 @@ static char *completeness(int fd, const at_trace *t, const collector *c)
     char *why = NULL;
     if (!t->header.present)
         return strdup("empty or unreadable trace (no header line): the process died at start?");
+    /* The gate stays exact: a sample cannot say that nothing leaked. */
+    if (t->header.sample_interval)
+        return strdup("a sampled trace (alloctrace --sample): the gate judges every block, "
+                      "never a sample");
     char *cut = cut_reason(fd);
     if (cut) {
         if (asprintf(&why, "the trace was cut (%s)", cut) < 0)

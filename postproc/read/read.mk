@@ -8,3 +8,5 @@ POSTPROC_SRCS += postproc/read/reorder.c
 # The progress line of a long read on a terminal.
 POSTPROC_SRCS += postproc/read/progress.c
 POSTPROC_PKGS += libzstd
+# --snapshot N: the input ended at a snapshot's mark.
+POSTPROC_SRCS += postproc/read/snapmark.c

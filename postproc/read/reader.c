@@ -329,7 +329,20 @@ static void read_header(reader *r, const char *line, size_t len)
                 at_header_set(&h->depth, v, vl);
             else if (KEY(AT_HDR_ORIGIN))
                 at_header_set(&h->origin, v, vl);
-            else
+            else if (KEY(AT_HDR_SAMPLE)) {
+                uint64_t n = 0;
+                size_t i = 0;
+                for (; i < vl && v[i] >= '0' && v[i] <= '9' && n < (1ull << 50); i++)
+                    n = n * 10 + (uint64_t)(v[i] - '0');
+                if (i == 0 || i < vl || n == 0) {
+                    if (BAD(r, r->lineno, "header field " AT_HDR_SAMPLE "=%.*s: expected a number of bytes",
+                            (int)vl, v))
+                        return;
+                } else {
+                    at_header_set(&h->sample, v, vl);
+                    h->sample_interval = n;
+                }
+            } else
                 at_header_add_unknown(h, k, kl, v, vl);
 #undef KEY
         }

@@ -25,6 +25,11 @@
  *   thread receives the same address at once. Leaks mode with the keeper
  *   (handoff.c) takes a release's order key at that point instead and
  *   hands the record to the keeper.
+ * - Sampling (sample.c): each allocating hook first asks at_sample_skip(),
+ *   one thread-local subtraction and a branch that is always taken the
+ *   same way when sampling is off; a call not picked goes straight to
+ *   libc. A release is looked up among the picked blocks (one load when it
+ *   was not picked) and recorded only when it was.
  */
 #include <errno.h>
 #include <link.h>
@@ -191,6 +196,8 @@ static inline __attribute__((always_inline)) void record_alloc(enum at_fn fn, ui
         if (at_cfg.timestamps)
             e.stamp = at_clock_stamp();   /* made a time by the writer */
         at_commit_event(&e, full_site(&e));   /* checks the maps on a new site */
+        if (at_sampling)
+            at_sample_add((uintptr_t)p);   /* its release is recorded */
     }
 }
 
@@ -304,6 +311,50 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
     return at_commit_realloc(&rel, &alloc, full_site(&alloc), p, n, m, op);
 }
 
+/*
+ * realloc(p, n), p != NULL, with sampling on. The old block was picked or
+ * not (its release is recorded only if it was), and the new one is picked
+ * or not by the countdown, like any allocation of its size:
+ *   both: the ordinary pair of records;
+ *   the old only: its release, recorded before libc gets it back (should
+ *     realloc then fail, the trace has let go of a block the program keeps:
+ *     its bytes go out of the estimate early, nothing worse);
+ *   the new only: an allocation, recorded after libc returned it;
+ *   neither: libc's realloc and nothing else.
+ */
+static __attribute__((noinline)) void *sampled_realloc(enum at_fn fn, void *p, size_t n,
+                                                       size_t m, uint64_t total)
+{
+    void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
+    int was = at_sample_take((uintptr_t)p);
+    int pick = !at_sample_skip(total);
+    int saved, depth;
+    realloc_errno = errno;
+    if ((!was && !pick) || !enter_release(&saved, &depth)) {
+        void *q = op(p, n, m);
+        errno = realloc_errno;
+        return q;
+    }
+    void *q;
+    if (was && pick) {
+        q = record_realloc(fn, p, n, m, total, depth);
+        if (q)
+            at_sample_add((uintptr_t)q);
+        else if (total != 0)
+            at_sample_add((uintptr_t)p);   /* failed: p is still the caller's, and picked */
+    } else if (was) {
+        record_release(fn, p, depth);
+        q = op(p, n, m);
+    } else {
+        q = op(p, n, m);
+        if (q)
+            record_alloc(fn, total, q, 0, depth);   /* and adds q */
+    }
+    errno = realloc_errno;
+    leave(saved);
+    return q;
+}
+
 /* ---- the interposed functions --------------------------------------------- */
 
 #define EXPORT __attribute__((visibility("default")))
@@ -312,6 +363,8 @@ EXPORT void *malloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 16);
+    if (at_sample_skip(n))
+        return at_real.malloc(n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.malloc(n);
@@ -328,6 +381,8 @@ EXPORT void *calloc(size_t n, size_t m)
         size_t total;
         return __builtin_mul_overflow(n, m, &total) ? NULL : arena_alloc(total, 16);
     }
+    if (at_sample_skip((uint64_t)n * m))
+        return at_real.calloc(n, m);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.calloc(n, m);
@@ -344,6 +399,10 @@ EXPORT void free(void *p)
         return;
     if (!ready())
         return;
+    if (__builtin_expect(at_sampling, 0) && !at_sample_take((uintptr_t)p)) {
+        at_real.free(p);   /* not picked: nothing to record */
+        return;
+    }
     int saved, depth;
     if (enter_release(&saved, &depth)) {
         if (at_cfg.leaks_mode) {
@@ -386,7 +445,7 @@ EXPORT void *realloc(void *p, size_t n)
         return realloc_from_arena(p, n);
     int saved, depth;
     if (!p) {
-        if (!enter(&saved, &depth))
+        if (at_sample_skip(n) || !enter(&saved, &depth))
             return at_real.realloc(NULL, n);
         void *q = at_real.realloc(NULL, n);
         if (q)
@@ -394,6 +453,8 @@ EXPORT void *realloc(void *p, size_t n)
         leave(saved);
         return q;
     }
+    if (__builtin_expect(at_sampling, 0))
+        return sampled_realloc(AT_REALLOC, p, n, 0, n);
     if (!enter_release(&saved, &depth))
         return at_real.realloc(p, n);
     realloc_errno = errno;
@@ -414,7 +475,7 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
         return realloc(p, total);
     int saved, depth;
     if (!p) {
-        if (!enter(&saved, &depth))
+        if (at_sample_skip(total) || !enter(&saved, &depth))
             return at_real.reallocarray(NULL, n, m);
         void *q = at_real.reallocarray(NULL, n, m);
         if (q)
@@ -422,6 +483,8 @@ EXPORT void *reallocarray(void *p, size_t n, size_t m)
         leave(saved);
         return q;
     }
+    if (__builtin_expect(at_sampling, 0))
+        return sampled_realloc(AT_REALLOCARRAY, p, n, m, total);
     if (!enter_release(&saved, &depth))
         return at_real.reallocarray(p, n, m);
     realloc_errno = errno;
@@ -440,6 +503,8 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
         *out = p;
         return 0;
     }
+    if (at_sample_skip(n))
+        return at_real.posix_memalign(out, align, n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.posix_memalign(out, align, n);
@@ -454,6 +519,8 @@ EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (!ready())
         return arena_alloc(n, align);
+    if (at_sample_skip(n))
+        return at_real.aligned_alloc(align, n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.aligned_alloc(align, n);
@@ -468,6 +535,8 @@ EXPORT void *memalign(size_t align, size_t n)
 {
     if (!ready())
         return arena_alloc(n, align);
+    if (at_sample_skip(n))
+        return at_real.memalign(align, n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.memalign(align, n);
@@ -482,6 +551,8 @@ EXPORT void *valloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 4096);
+    if (at_sample_skip(n))
+        return at_real.valloc(n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.valloc(n);
@@ -496,6 +567,8 @@ EXPORT void *pvalloc(size_t n)
 {
     if (!ready())
         return arena_alloc(n, 4096);
+    if (at_sample_skip(n))
+        return at_real.pvalloc(n);
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.pvalloc(n);

@@ -361,14 +361,14 @@ void at_live_fork_parent(void)
 }
 
 /* A child's file starts empty: the parent's blocks are the parent's. */
+/* The child keeps the blocks it inherits: they are alive in its memory
+ * and its own to free or leak (valgrind reports them in the child too);
+ * the post-processor keeps the parent from reporting them as well
+ * (postproc/read/tree.c). */
 void at_live_fork_child(void)
 {
-    for (int i = 0; i < STRIPES; i++) {
+    for (int i = 0; i < STRIPES; i++)
         pthread_mutex_init(&stripes[i].lock, NULL);
-        if (stripes[i].slots)
-            memset(stripes[i].slots, 0, stripes[i].cap * sizeof *stripes[i].slots);
-        stripes[i].count = 0;
-    }
     at_shadow_fork_child();
     at_sites_fork_child();
 }

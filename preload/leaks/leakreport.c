@@ -137,7 +137,9 @@ static const char *const kind_lines[] = {
  * classified, which the gate fails on. */
 static uint8_t *classify(const struct at_live_block *all, size_t n)
 {
-    uint8_t *kind = n && at_cfg.leak_kinds ? at_real.malloc(n) : NULL;
+    /* mmap, not malloc: a snapshot's clone child (snapshot.c) runs this
+     * while a thread of the program may have held an arena's lock. */
+    uint8_t *kind = n && at_cfg.leak_kinds ? map_anon(n) : NULL;
     const char *why = kind ? at_reach_classify(all, n, kind) : NULL;
     if (why) {
         char line[160] = "## leak kinds not written: ";
@@ -147,7 +149,7 @@ static uint8_t *classify(const struct at_live_block *all, size_t n)
         memcpy(line + len, why, w);
         line[len + w] = '\n';
         at_append_raw(line, len + w + 1);
-        at_real.free(kind);
+        munmap(kind, n);
         kind = NULL;
     }
     return kind;
@@ -257,7 +259,17 @@ struct grouping {
     size_t ngroups, cap;   /* cap: of both the groups and the table */
     size_t *table;         /* group number + 1; 0: empty */
     size_t *next;          /* per block: the next one in its group; n: none */
+    size_t nblocks;        /* next[]'s length */
 };
+
+/* The grouping's memory is mmap'd, not malloc'd: a snapshot's clone
+ * child (snapshot.c) writes this report while a thread of the program
+ * may have held one of the allocator's locks at the clone. */
+static void unmap(void *p, size_t len)
+{
+    if (p)
+        munmap(p, len);
+}
 
 static size_t group_hash(const struct at_stack *st, uint8_t kind, size_t mask)
 {
@@ -268,14 +280,21 @@ static size_t group_hash(const struct at_stack *st, uint8_t kind, size_t mask)
 static int groups_grow(struct grouping *g)
 {
     size_t cap = g->cap ? g->cap * 2 : 1024;
-    struct group *groups = at_real.realloc(g->groups, cap / 2 * sizeof *groups);
+    struct group *groups = map_anon(cap / 2 * sizeof *groups);
     if (!groups)
         return -1;
+    if (g->groups)
+        memcpy(groups, g->groups, g->ngroups * sizeof *groups);
+    unmap(g->groups, g->cap / 2 * sizeof *groups);
     g->groups = groups;
-    size_t *table = at_real.calloc(cap, sizeof *table);
-    if (!table)
+    size_t *table = map_anon(cap * sizeof *table);
+    if (!table) {
+        g->cap = cap;   /* the groups' room; grouping_free unmaps it */
+        unmap(g->table, cap / 2 * sizeof *table);
+        g->table = NULL;
         return -1;
-    at_real.free(g->table);
+    }
+    unmap(g->table, g->cap * sizeof *table);
     g->table = table;
     g->cap = cap;
     for (size_t k = 0; k < g->ngroups; k++) {
@@ -290,9 +309,10 @@ static int groups_grow(struct grouping *g)
 static int group_blocks(struct grouping *g, const struct at_live_block *all, size_t n,
                         const uint8_t *kind)
 {
-    g->next = at_real.malloc(n * sizeof *g->next);
+    g->next = map_anon(n * sizeof *g->next);
     if (!g->next)
         return -1;
+    g->nblocks = n;
     for (size_t b = 0; b < n; b++) {
         if ((g->ngroups + 1) * 2 > g->cap && groups_grow(g) != 0)
             return -1;
@@ -373,9 +393,9 @@ static void write_groups(const struct grouping *g, const struct at_live_block *a
 
 static void grouping_free(struct grouping *g)
 {
-    at_real.free(g->groups);
-    at_real.free(g->table);
-    at_real.free(g->next);
+    unmap(g->groups, g->cap / 2 * sizeof *g->groups);
+    unmap(g->table, g->cap * sizeof *g->table);
+    unmap(g->next, g->nblocks * sizeof *g->next);
 }
 
 void at_leakreport_write(int emergency)
@@ -399,7 +419,8 @@ void at_leakreport_write(int emergency)
     grouping_free(&g);
     if (all)
         munmap(all, map_len);
-    at_real.free(kind);
+    if (kind)
+        munmap(kind, n);
     write_summary(n, bytes, emergency);
 }
 

@@ -383,24 +383,28 @@ static void exclude_arena_heaps(struct scan *s)
  * its stack is live from there up (and the 128-byte red zone below), the
  * rest holds dead frames whose stale pointers memcheck would know for
  * undefined. A running thread's whole stack mapping stays a root. */
-static void note_thread_sp(struct scan *s, int dfd, const char *tid)
+static void thread_from(struct scan *s, uintptr_t sp);
+
+/* The stack pointer in /proc/self/task/TID/syscall of a thread in a
+ * system call (0 when running: then *running is counted, or unknown). */
+static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running)
 {
     char path[64];
     size_t n = strlen(tid);
     if (n > 40)
-        return;
+        return 0;
     memcpy(path, tid, n);
     memcpy(path + n, "/syscall", 9);
     int fd = (int)syscall(SYS_openat, dfd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return;
+        return 0;
     char buf[256];
     long len = syscall(SYS_read, fd, buf, sizeof buf - 1);
     syscall(SYS_close, fd);
     if (len > 0 && buf[0] == 'r')
-        s->running++;
+        ++*running;
     if (len <= 0 || !((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-'))
-        return;   /* "running", or nothing */
+        return 0;   /* "running", or nothing */
     buf[len] = '\0';
     const char *field[9];
     int nf = 0;
@@ -414,15 +418,37 @@ static void note_thread_sp(struct scan *s, int dfd, const char *tid)
     }
     uintptr_t sp;
     if (nf < 3 || field[nf - 2][0] != '0' || field[nf - 2][1] != 'x')
-        return;
+        return 0;
     hex(field[nf - 2] + 2, buf + len, &sp);
-    const struct map *m = map_of(s, sp);
+    return sp;
+}
+
+static void note_thread_sp(struct scan *s, int dfd, const char *tid)
+{
+    size_t running = 0;
+    uintptr_t sp = read_thread_sp(dfd, tid, &running);
+    s->running += (int)running;
+    if (sp)
+        thread_from(s, sp);
+}
+
+/* A thread's stack is live from its stack pointer up (and the red zone). */
+static void thread_from_exactly(struct scan *s, uintptr_t from)
+{
+    const struct map *m = map_of(s, from);
     if (!m || !m->root)
         return;
     struct map *w = &s->maps[m - s->maps];
-    uintptr_t from = sp - 128 > w->lo ? (sp - 128) & ~(WORD - 1) : w->lo;
     if (!w->from || from < w->from)
         w->from = from;
+}
+
+static void thread_from(struct scan *s, uintptr_t sp)
+{
+    const struct map *m = map_of(s, sp);
+    if (!m || !m->root)
+        return;
+    thread_from_exactly(s, sp - 128 > m->lo ? (sp - 128) & ~(WORD - 1) : m->lo);
 }
 
 struct dirent64_raw {
@@ -433,8 +459,58 @@ struct dirent64_raw {
     char name[];
 };
 
+/* A snapshot's threads (see at_reach_use_threads); NULL: at exit. */
+static const uintptr_t *snap_sp;
+static size_t snap_n, snap_running;
+static int snap_own_is_tracer;
+
+/*
+ * A snapshot's thread, stopped in a system call: between its stack
+ * pointer and the program's frames lie the C library's (read, fgets, a
+ * futex wait) and maybe the tracer's (a hook waiting for the snapshot's
+ * locks), whose slots hold stale copies of the program's pointers, as
+ * exit's frames do (see program_stack): a block just leaked passed for
+ * reachable through fgets's frame. So the scan starts at the first word
+ * above the stack pointer that is a return address into code that is
+ * neither the C library's, the loader's nor the tracer's: the slot where
+ * the program's frame begins. Without one within 64 KiB (a thread of the
+ * tracer's own), from the stack pointer as before.
+ */
+static void snap_thread_from(struct scan *s, uintptr_t sp)
+{
+    const struct map *st = map_of(s, sp);
+    if (!st || !st->root) {
+        thread_from(s, sp);
+        return;
+    }
+    uintptr_t end = st->hi - sp > 65536 ? sp + 65536 : st->hi;
+    for (uintptr_t a = sp & ~(WORD - 1); a + WORD <= end; a += WORD) {
+        uintptr_t v = word_at(a);
+        if (v >= at_self_lo && v < at_self_hi)
+            continue;
+        const struct map *m = map_of(s, v);
+        if (m && m->x && m->file && !m->runtime) {
+            thread_from_exactly(s, a);
+            return;
+        }
+    }
+    thread_from(s, sp);
+}
+
 static void thread_stacks(struct scan *s)
 {
+    if (snap_sp) {
+        for (size_t i = 0; i < snap_n; i++)
+            snap_thread_from(s, snap_sp[i]);
+        s->running += (int)snap_running;
+        if (snap_own_is_tracer) {
+            volatile uintptr_t here = 0;
+            const struct map *m = map_of(s, (uintptr_t)&here);
+            if (m)
+                s->maps[m - s->maps].from = m->hi;   /* nothing of it is a root */
+        }
+        return;
+    }
     int dfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
                            O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
@@ -1173,4 +1249,42 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     scratch_free(s.excl, elen);
     scratch_free(s.filter, s.filter_len);
     return rc < 0 ? (len ? "no memory for the scan" : "/proc/self/maps cannot be read") : NULL;
+}
+
+/* ---- a snapshot of the live process (snapshot.c) --------------------------- */
+
+size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running)
+{
+    *running = 0;
+    int dfd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return 0;
+    long self = syscall(SYS_gettid);
+    char buf[4096], me[24];
+    me[at_fmt_dec(me, (uint64_t)self)] = '\0';
+    size_t n = 0;
+    long len;
+    while ((len = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+        for (long off = 0; off < len;) {
+            const struct dirent64_raw *d = (const void *)(buf + off);
+            if (d->name[0] >= '0' && d->name[0] <= '9' && strcmp(d->name, me) != 0) {
+                uintptr_t v = read_thread_sp(dfd, d->name, running);
+                if (v && n < max)
+                    sp[n++] = v;
+                else if (v)
+                    ++*running;   /* no room: its whole stack counts */
+            }
+            off += d->reclen;
+        }
+    syscall(SYS_close, dfd);
+    return n;
+}
+
+void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own_is_tracer)
+{
+    snap_sp = sp;
+    snap_n = n;
+    snap_running = running;
+    snap_own_is_tracer = own_is_tracer;
 }

@@ -20,9 +20,14 @@
  * - fork: pthread_atfork handlers hold every tracer lock across fork, so
  *   the child never inherits a lock held by a thread that does not exist
  *   there. The child drops the parent's buffer (the parent writes it) and
- *   either starts its own file (opened at its first write, so a child that
- *   only execs leaves no empty file) and, in full mode, its own writer
- *   thread (threads do not survive fork), or runs untraced.
+ *   either starts its own file and, in full mode, its own writer thread
+ *   (threads do not survive fork), or runs untraced. The file is created
+ *   in the fork handler, with the parent's credentials (a worker that
+ *   switches to another user could not create it later), and removed
+ *   again if the child execs or ends before writing to it (writer.c), so
+ *   a shell leaves no empty file per command. Leaks mode's child keeps the
+ *   live blocks it inherits: they are its own now, and valgrind reports
+ *   them in the child too.
  * - exit: the destructor writes everything, then the writer turns
  *   unbuffered so that frees made later in exit (stdio, other threads) are
  *   still recorded. An exit handler registered before anyone else's (so it
@@ -111,6 +116,7 @@ void at_finish(void)
     at_guard = 1;
     if (at_cfg.leaks_mode) {
         if (!atomic_exchange(&finished, 1)) {
+            at_writer_keep();      /* a child's report is its trace, leaks or none */
             at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
             at_leakreport_write(0);
@@ -166,6 +172,8 @@ void at_finish_signal(int sig)
     at_guard = 1;
     /* The keeper's records first: applying them may add map lines. */
     int report = at_cfg.leaks_mode && !atomic_exchange(&finished, 1);
+    if (report)
+        at_writer_keep();
     const char *left_out = report ? at_handoff_finish_signal() : NULL;
     at_writer_emergency_flush();
     if (left_out)
@@ -196,12 +204,15 @@ EXPORT void _Exit(int status) { exit_now(status); }
 
 /* ---- exec ------------------------------------------------------------- */
 
-static void before_exec(void)
+/* `what`: the path or name exec'd, for the launcher's list (it tells the
+ * user that the program exec'd PATH, untraced, instead of guessing). */
+static void before_exec(const char *what)
 {
     if (at_state != AT_STATE_ACTIVE || at_guard)
         return;
     at_guard = 1;
     at_writer_before_exec();
+    at_tracelist_line("exec", 0, what ? what : "?");
     at_guard = 0;
 }
 
@@ -217,35 +228,36 @@ typedef int (*fexecve_t)(int, char *const[], char *const[]);
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     REAL(execve, execve_t);
-    before_exec();
+    before_exec(path);
     return real_execve(path, argv, envp);
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
     REAL(execv, execv_t);
-    before_exec();
+    before_exec(path);
     return real_execv(path, argv);
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
     REAL(execvp, execv_t);
-    before_exec();
+    before_exec(file);
     return real_execvp(file, argv);
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     REAL(execvpe, execve_t);
-    before_exec();
+    before_exec(file);
     return real_execvpe(file, argv, envp);
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve, fexecve_t);
-    before_exec();
+    (void)fd;
+    before_exec("a program by descriptor (fexecve)");
     return real_fexecve(fd, argv, envp);
 }
 
@@ -345,6 +357,7 @@ static void fork_child(void)
         at_state = AT_STATE_OFF;
     else
         at_context_write_registry();
+    at_control_fork_child();   /* its own socket and thread (control.c) */
     at_guard = fork_saved_guard;
     errno = e;
 }
@@ -383,6 +396,10 @@ static void edit_environment(void)
         env_pending = 0;
         strip_ld_preload();
     }
+    /* Followed programs resolve relative names where we do (config.c),
+     * even when exec'd after a chdir. */
+    if (environ && at_cfg.follow_exec && at_cfg.dir[0] && !getenv(AT_ENV_DIR))
+        setenv(AT_ENV_DIR, at_cfg.dir, 0);
 }
 
 /* NULL when the program's malloc is ours; else the object whose malloc
@@ -439,6 +456,8 @@ void at_start(void)
         at_live_init();
     else
         at_sites_init();   /* full mode's records point to interned backtraces */
+    if (at_cfg.sample)
+        at_sample_init();
     if (at_writer_open(my_pid, 0) < 0)
         goto off;
     at_maps_refresh();
@@ -475,6 +494,9 @@ __attribute__((constructor)) static void at_init(void)
     edit_environment();
     if (at_state == AT_STATE_ACTIVE)
         at_writer_start_thread();
+    /* The control path (control.c): @alloctrace.PID and its thread. */
+    if (at_state == AT_STATE_ACTIVE)
+        at_control_start();
     /* Leaks mode's keeper (handoff.c), when ALLOCTRACE_KEEPER=1: with TSC
      * order keys only; else the inline path stays. Not the default: on
      * the 2-core machine measured it did not pay (docs/benchmarks.md,

@@ -229,9 +229,15 @@ static char *put_value(char *p, char *end, const char *s)
 
 /* Everything after the process name: pid, filter, depth, origin and the
  * registry line. A name too long for the buffer is cut to leave this. */
-#define HEADER_TAIL_MAX 192
+#define HEADER_TAIL_MAX 288   /* with a child's ppid and fork index, a sampling interval */
 
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
+{
+    return at_format_header_child(h, cap, tm, process, pid, 0, 0);
+}
+
+size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
+                              pid_t pid, pid_t ppid, uint64_t fork_index)
 {
     char *p = h;
     p = PUTS(p, AT_HDR_VERSION "=" AT_PROTOCOL_VERSION ", " AT_HDR_ARCH "=x86_64, "
@@ -256,7 +262,22 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
         p = PUTS(p, AT_HDR_FILTER "=" AT_FILTER_COMPRESS ", ");
     p = PUTS(p, AT_HDR_DEPTH "=");
     p += at_fmt_dec(p, (uint64_t)at_cfg.depth);
-    p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", \n");
+    if (at_cfg.sample) {
+        p = PUTS(p, ", " AT_HDR_SAMPLE "=");
+        p += at_fmt_dec(p, at_cfg.sample);
+    }
+    p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", ");
+    if (ppid > 0) {
+        p = PUTS(p, AT_HDR_PPID "=");
+        p += at_fmt_dec(p, (uint64_t)ppid);
+        p = PUTS(p, ", ");
+        if (!at_cfg.leaks_mode) {
+            p = PUTS(p, AT_HDR_FORK_INDEX "=");
+            p += at_fmt_dec(p, fork_index);
+            p = PUTS(p, ", ");
+        }
+    }
+    p = PUTS(p, "\n");
     p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
     return (size_t)(p - h);
 }

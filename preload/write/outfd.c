@@ -28,6 +28,11 @@
  *   descriptor may lie above the limit).
  * - A forked child closes the parent's descriptor only if it is still the
  *   trace (the program may have dup2'd its own file there by a raw call).
+ *   It creates its own trace at once, in the fork handler (writer.c),
+ *   while it still has the parent's credentials and directory: nginx's
+ *   workers switch to www-data before their first write, where a root-
+ *   owned directory refuses them. A child that execs before writing
+ *   anything removes its empty file (at_outfd_discard).
  * - A write that fails (disk full, quota, I/O error) or would pass the
  *   file size limit (RLIMIT_FSIZE, checked first, so the tracer never
  *   earns the program a SIGXFSZ) ends the trace: the file is truncated
@@ -140,7 +145,7 @@ static int setup_frames(int compress)
     return 0;
 }
 
-int at_outfd_create(const char *path, int numbered, int compress)
+int at_outfd_create(const char *path, int numbered, int compress, pid_t parent)
 {
     if (setup_frames(compress) < 0) {
         at_warn(path, ": cannot map the compression buffer, running untraced: ", strerror(errno));
@@ -183,7 +188,32 @@ int at_outfd_create(const char *path, int numbered, int compress)
         }
     }
     keep(fd);
+    if (parent >= 0)   /* -1: a snapshot, not a trace of the process tree */
+        at_tracelist_line("trace", parent > 0 ? parent : getppid(), out_path);
     return 0;
+}
+
+/* A forked child's trace, created at fork with nothing in it yet, removed
+ * because the child execs (or ends) before writing anything: a shell or
+ * make would otherwise leave an empty file per command. Only an empty
+ * file is removed. After a change of credentials the unlink may be
+ * refused; the empty file then stays. */
+void at_outfd_discard(void)
+{
+    if (!out_path[0])
+        return;
+    pthread_mutex_lock(&fd_lock);
+    int fd = atomic_exchange(&out_fd, -1);
+    struct stat st;
+    if (fd >= 0 && is_trace(fd) && fstat(fd, &st) == 0 && st.st_size == 0) {
+        if (unlink(out_path) == 0)
+            at_tracelist_line("gone", 0, out_path);
+    }
+    if (fd >= 0 && is_trace(fd))
+        __close(fd);
+    out_path[0] = '\0';
+    transient = 0;
+    pthread_mutex_unlock(&fd_lock);
 }
 
 /* The kept descriptor, reopened by path if a raw system call took it. */
@@ -399,19 +429,50 @@ void at_outfd_fork_child(void)
 
 /* ---- the close family -------------------------------------------------- */
 
-static int ours(int fd)
+/* ---- the control socket (control.c) ------------------------------------ */
+
+/* The control path's socket is kept exactly as the trace's descriptor:
+ * high, close-on-exec, and not open as far as the program's close family
+ * can tell. (The only other descriptor the tracer ever holds.) */
+static atomic_int ctl_fd = -1;
+
+int at_outfd_hide(int fd)
 {
-    return fd >= 0 && fd == atomic_load(&out_fd);
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    __close(fd);
+    atomic_store(&ctl_fd, high);
+    return high;
 }
 
-/* Before the program puts something at the trace's number: the trace
- * moves to another high number, under the write lock. */
+int at_outfd_hidden(void)
+{
+    return atomic_load(&ctl_fd);
+}
+
+void at_outfd_hidden_close(void)
+{
+    int fd = atomic_exchange(&ctl_fd, -1);
+    if (fd >= 0)
+        __close(fd);
+}
+
+static int ours(int fd)
+{
+    return fd >= 0 && (fd == atomic_load(&out_fd) || fd == atomic_load(&ctl_fd));
+}
+
+/* Before the program puts something at the trace's number (or the
+ * control socket's): it moves to another high number, under the write
+ * lock. */
 static void step_aside(int fd)
 {
     pthread_mutex_lock(&fd_lock);
-    if (ours(fd)) {
+    if (fd >= 0 && fd == atomic_load(&out_fd)) {
         int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
         atomic_store(&out_fd, high);   /* -1: the next write reopens */
+    } else if (fd >= 0 && fd == atomic_load(&ctl_fd)) {
+        int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+        atomic_store(&ctl_fd, high);   /* -1: the control path is gone */
     }
     pthread_mutex_unlock(&fd_lock);
 }
@@ -443,9 +504,9 @@ static int close_range_sys(unsigned lo, unsigned hi, int flags)
     return (int)syscall(SYS_close_range, lo, hi, flags);
 }
 
-EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+/* [lo, hi] without the number `fd` (none when negative or outside). */
+static int close_range_skip(unsigned lo, unsigned hi, int flags, int fd)
 {
-    int fd = atomic_load(&out_fd);
     if (fd < 0 || (unsigned)fd < lo || (unsigned)fd > hi)
         return close_range_sys(lo, hi, flags);
     int rc = 0;
@@ -453,6 +514,23 @@ EXPORT int close_range(unsigned lo, unsigned hi, int flags)
         rc = close_range_sys(lo, (unsigned)fd - 1, flags);
     if (rc == 0 && (unsigned)fd < hi)
         rc = close_range_sys((unsigned)fd + 1, hi, flags);
+    return rc;
+}
+
+EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+{
+    int a = atomic_load(&out_fd), b = atomic_load(&ctl_fd);
+    if (a < 0 || b < 0 || a == b)
+        return close_range_skip(lo, hi, flags, a >= 0 ? a : b);
+    /* Two numbers to skip: below the higher one, then above it. */
+    int top = a > b ? a : b, low = a > b ? b : a;
+    if ((unsigned)top < lo || (unsigned)top > hi)
+        return close_range_skip(lo, hi, flags, low);
+    int rc = 0;
+    if ((unsigned)top > lo)
+        rc = close_range_skip(lo, (unsigned)top - 1, flags, low);
+    if (rc == 0 && (unsigned)top < hi)
+        rc = close_range_sys((unsigned)top + 1, hi, flags);
     return rc;
 }
 
@@ -496,4 +574,9 @@ EXPORT int dup3(int old, int fd, int flags)
         return (int)syscall(SYS_dup3, old, fd, flags);
     step_aside(fd);
     return after_dup((int)syscall(SYS_dup3, old, fd, flags), fd);
+}
+
+const char *at_outfd_path(void)
+{
+    return out_path;
 }

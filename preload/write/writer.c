@@ -74,8 +74,10 @@ static int unbuffered;
 static uint64_t last_write_stamp; /* stamp of the last age-triggered write */
 
 static char out_path[PATH_MAX];    /* where a forked child's file will be */
-static int open_pending;          /* a forked child opens its file at its first write */
+static int open_pending;          /* a forked child has written nothing yet */
+static int precreated;            /* ... and its file, created at fork, is empty */
 static pid_t out_pid;             /* the process the file belongs to */
+static pid_t parent_pid;          /* a forked child's parent (getppid() may be a reaper's) */
 static int64_t gmtoff_us;
 
 /* ---- the output (outfd.c keeps the descriptor) ------------------------- */
@@ -89,10 +91,13 @@ static void write_out(const char *p, size_t n)
         return;
     if (open_pending) {
         open_pending = 0;
-        if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0) {
+        /* Created at fork, unless a failed exec removed it since. */
+        if (!precreated &&
+            at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress, parent_pid) < 0) {
             at_state = AT_STATE_OFF;
             return;
         }
+        precreated = 0;
     }
     at_outfd_write(p, n);
 }
@@ -559,7 +564,7 @@ static void local_tm(struct tm *tm)
     tm->tm_sec = (int)(secs % 60);
 }
 
-static void write_header(pid_t pid, int child)
+static void write_header(pid_t pid, int child, uint64_t fork_index)
 {
     char h[PATH_MAX + 512];
     struct tm tm;
@@ -568,7 +573,9 @@ static void write_header(pid_t pid, int child)
         at_clock_start(gmtoff_us);
     }
     local_tm(&tm);
-    at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
+    at_append_raw(h, child ? at_format_header_child(h, sizeof h, &tm, at_argv0(), pid,
+                                                    parent_pid, fork_index)
+                           : at_format_header(h, sizeof h, &tm, at_argv0(), pid));
 }
 
 int at_writer_open(pid_t pid, int child)
@@ -591,20 +598,51 @@ int at_writer_open(pid_t pid, int child)
         }
     }
     at_config_output_path(out_path, sizeof out_path, pid, child);
+    uint64_t fork_index = counter;   /* a child: the parent's last index */
+    parent_pid = child ? out_pid : 0;
     out_pid = pid;
     buf_len = 0;
     counter = 0;
     records = 0;
     unbuffered = 0;
-    if (child) {
-        open_pending = 1;   /* no file for a child that only execs or exits */
-    } else {
-        open_pending = 0;
-        if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress) < 0)
-            return -1;
-    }
-    write_header(pid, child);
+    /* A child's file is created now, with the parent's credentials and
+     * directory (outfd.c), and written at its first write; one that
+     * execs before it is removed (at_writer_before_exec). */
+    open_pending = child;
+    precreated = 0;
+    if (at_outfd_create(out_path, at_cfg.follow_exec, at_cfg.compress, parent_pid) < 0)
+        return -1;
+    precreated = child;
+    write_header(pid, child, fork_index);
     return 0;
+}
+
+/* A snapshot's file, in the clone child that writes it (snapshot.c): the
+ * writer starts over on `path` (created, never overwritten) with the
+ * header of process `pid`, the parent; the child itself writes it. */
+int at_writer_open_snapshot(const char *path, pid_t pid)
+{
+    out_pid = getpid();
+    buf_len = 0;
+    counter = 0;
+    records = 0;
+    unbuffered = 0;
+    open_pending = 0;
+    if (at_outfd_create(path, 0, at_cfg.compress, -1) < 0)
+        return -1;
+    /* The process's own header (not a child's): the snapshot stands for
+     * the process, and the clock was started by the process already. */
+    char h[PATH_MAX + 512];
+    struct tm tm;
+    local_tm(&tm);
+    at_append_raw(h, at_format_header(h, sizeof h, &tm, at_argv0(), pid));
+    return 0;
+}
+
+/* Where this process's trace goes (relative as configured). */
+const char *at_writer_path(void)
+{
+    return out_path;
 }
 
 /* ---- flushing ----------------------------------------------------------- */
@@ -626,11 +664,21 @@ void at_writer_flush(void)
     unlock_ev();
 }
 
-/* Before an exec: nothing to do for a forked child whose file does not
- * exist yet. If the exec succeeds its events vanish with its image and no
+/* A forked child's empty file, created at fork, is removed (the process
+ * ends or execs having written nothing). */
+static void discard_unwritten(void)
+{
+    if (open_pending && precreated) {
+        precreated = 0;
+        at_outfd_discard();
+    }
+}
+
+/* Before an exec: a forked child that has written nothing removes its
+ * empty file. If the exec succeeds its events vanish with its image and no
  * file is left (a shell or make would otherwise leave one per command);
- * if it fails, the child runs on and its file, header first, is written
- * as for any child. */
+ * if it fails, the child runs on and creates its file again, header first,
+ * at its first write. */
 void at_writer_before_exec(void)
 {
     if (!bufs[0] || getpid() != out_pid)
@@ -638,7 +686,16 @@ void at_writer_before_exec(void)
     lock_ev();
     if (!open_pending)
         flush_locked();
+    else
+        discard_unwritten();
     unlock_ev();
+}
+
+/* Leaks mode: the report at exit is the child's content, even with no
+ * leak in it ("0 block(s) leaked"), so its file is written. */
+void at_writer_keep(void)
+{
+    records = 1;
 }
 
 /* After the destructor. A forked child with nothing but its header still
@@ -666,6 +723,8 @@ void at_writer_seal(void)
         return;
     lock_ev();
     flush_locked();
+    if (records == 0)
+        discard_unwritten();
     pthread_mutex_lock(&wr_lock);
     sealed = 1;
     /* Off, or this thread would wait for itself at its next record. */
@@ -764,6 +823,8 @@ void at_writer_cut_signal(int sig)
     *p = '\0';
     if (!open_pending)   /* pending: no file, and none for a line alone */
         at_outfd_cut("killed by signal", detail);
+    else if (records == 0)
+        discard_unwritten();
 }
 
 void at_writer_close(void)
@@ -812,4 +873,5 @@ void at_writer_fork_child(void)
     records = 0;
     at_outfd_fork_child();
     open_pending = 0;
+    precreated = 0;
 }

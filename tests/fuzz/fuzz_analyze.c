@@ -2,7 +2,8 @@
  * tests/fuzz/fuzz_analyze.c: libFuzzer target for the analyses. The input
  * is a trace, read through the analysis stage (grouped by -c when the first
  * byte is odd, so the out-of-order replay is fuzzed too); the report, the
- * stats and a diff of the run with itself are written to /dev/null. Any
+ * stats, the pprof profile and a diff of the run with itself are written
+ * to /dev/null. Any
  * crash, leak or sanitizer report is a bug, and so is a diff of a run with
  * itself that finds a change.
  */
@@ -15,6 +16,7 @@
 #include "outputs.h"
 #include "compress.h"
 #include "diag.h"
+#include "pprof.h"
 #include "reader.h"
 #include "trace.h"
 
@@ -27,6 +29,7 @@ static int outputs(void *arg, const at_analysis *an, at_trace *t)
     (void)arg;
     at_an_write_report(null_f, an, t, 3);
     at_an_write_stats(null_f, an, t, 3);
+    at_export_pprof(null_f, an, t);
     at_an_diff *d = at_an_diff_new();
     at_an_diff_add(d, 0, an, t);
     at_an_diff_add(d, 1, an, t);

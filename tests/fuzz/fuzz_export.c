@@ -74,7 +74,7 @@ static void exports(const uint8_t *data, size_t size, FILE *null_f)
     collect c = { .stage = { put, finish, NULL }, .analyze = at_analyze_stage_new(t, &d, html, null_f) };
     if (at_read_mem((const char *)data, size, t, &c.stage, &d) == 0) {
         at_profile *p = at_profile_build(c.s, c.n, t->maps, t->stacks);
-        at_export_meta m = { t->header.process, t->header.pid, NULL, (size & 1) != 0 };
+        at_export_meta m = { t->header.process, t->header.pid, NULL, (size & 1) != 0, 0 };
         at_export_callgrind(null_f, p, &m);
         errno = 0;
         if (at_export_webgrind(null_f, p, &m) != 0 && errno != EOVERFLOW)

@@ -74,8 +74,8 @@ static wg_file *check_webgrind(const at_profile *p, const at_export_meta *m)
     return w;
 }
 
-static const at_export_meta leak_meta = { "./server", "4242", "./server --port 8080", true };
-static const at_export_meta alloc_meta = { "/usr/bin/app", "17", NULL, false };
+static const at_export_meta leak_meta = { "./server", "4242", "./server --port 8080", true, 0 };
+static const at_export_meta alloc_meta = { "/usr/bin/app", "17", NULL, false, 0 };
 
 #define HEADER(what, verb, pid, cmd)                                                                \
     "# callgrind format\nversion: 1\ncreator: alloctrace " AT_VERSION "\npid: " pid "\ncmd: " cmd \
@@ -532,7 +532,7 @@ static void default_names_are_safe_and_webgrind_lists_them(void **state)
     assert_string_equal(wg, "cachegrind.out.server.4242.webgrind");
     free(cg);
     free(wg);
-    at_export_meta odd = { "/opt/my app/ser:ver", NULL, NULL, false };
+    at_export_meta odd = { "/opt/my app/ser:ver", NULL, NULL, false, 0 };
     cg = at_export_default_name(&odd, false);
     assert_string_equal(cg, "cachegrind.out.ser_ver");
     free(cg);

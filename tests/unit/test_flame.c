@@ -208,7 +208,7 @@ static void svg_frames_have_titles_widths_and_escaped_names(void **state)
     const fr b[] = { { 0x30, "other() at /s.cc:9" }, { 0x10, "main() at /m.c:1" } };
     at_sample s[] = { { stack_of(t, a, 2), "malloc", 100, 1 }, { stack_of(t, b, 2), "malloc", 50, 3 } };
     at_profile *p = at_profile_build(s, 2, NULL, t);
-    at_export_meta m = { "/usr/bin/app", "17", NULL, false };
+    at_export_meta m = { "/usr/bin/app", "17", NULL, false, 0 };
     char *text = svg(p, &m, AT_COST_BYTES);
     assert_non_null(strstr(text, ">Allocations of /usr/bin/app (bytes)</text>"));
     /* 150 bytes over 1180 pixels from x=10; frames 16 pixels high, the
@@ -265,7 +265,7 @@ static void svg_of_nothing_has_no_frames(void **state)
     (void)state;
     at_stack_table *t = at_stacks_new();
     at_profile *p = at_profile_build(NULL, 0, NULL, t);
-    at_export_meta m = { "./server", "4242", NULL, true };
+    at_export_meta m = { "./server", "4242", NULL, true, 0 };
     char *text = svg(p, &m, AT_COST_BYTES);
     assert_non_null(strstr(text, ">Leaks of ./server (bytes)</text>"));
     assert_null(strstr(text, "<g class=\"f\">"));

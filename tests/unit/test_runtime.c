@@ -164,10 +164,10 @@ static void halving_folds_a_sites_ticks_keeping_the_later_live(void **state)
 {
     (void)state;
     at_an_timeline *tl = at_an_timeline_new();
-    at_an_timeline_note(tl, 0, 2, true, 10, false, 10, 1);
-    at_an_timeline_note(tl, 1, 2, true, 5, false, 5, 1);
-    at_an_timeline_note(tl, 0, 3, true, 20, false, 30, 2);
-    at_an_timeline_note(tl, 0, 3, false, 0, true, 20, 1);
+    at_an_timeline_note(tl, 0, 2, 1, 10, false, 10, 1);
+    at_an_timeline_note(tl, 1, 2, 1, 5, false, 5, 1);
+    at_an_timeline_note(tl, 0, 3, 1, 20, false, 30, 2);
+    at_an_timeline_note(tl, 0, 3, 0, 0, true, 20, 1);
     at_an_timeline_halve(tl);
     size_t n;
     unsigned shift;
@@ -191,8 +191,8 @@ static void too_many_ticks_make_the_timeline_coarser(void **state)
     at_an_timeline *tl = at_an_timeline_new();
     /* two sites alternating over more intervals than ticks allow */
     for (uint64_t i = 0; i < AT_AN_MAX_TICKS; i++) {
-        at_an_timeline_note(tl, 0, i, true, 1, false, i + 1, i + 1);
-        at_an_timeline_note(tl, 1, i, true, 2, false, 2 * (i + 1), i + 1);
+        at_an_timeline_note(tl, 0, i, 1, 1, false, i + 1, i + 1);
+        at_an_timeline_note(tl, 1, i, 1, 2, false, 2 * (i + 1), i + 1);
     }
     size_t n;
     unsigned shift;

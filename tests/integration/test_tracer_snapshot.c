@@ -1,0 +1,401 @@
+/*
+ * tests/integration/test_tracer_snapshot.c: snapshots of a running process
+ * and the control path (docs/tracer.md, "Talking to a running tracer").
+ *
+ * tests/programs/tracer_snapshot runs under the launcher and grows,
+ * leaks and snapshots on command (one line on stdin, "ok" back), so the
+ * test knows every block it holds when it asks `alloctrace --snapshot
+ * PID` from outside, as a user would; the numbers checked are exact.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+/* The program under the launcher, talked to through pipes. */
+typedef struct prog {
+    pid_t launcher;
+    FILE *in, *out;
+    int pid;          /* the traced program's */
+    char *dir, *trace, *err;
+} prog;
+
+static prog start(const char *mode, const char *trace_name, const char *const extra[])
+{
+    prog p = { 0 };
+    p.dir = h_tmpdir();
+    p.trace = h_fmt("%s/%s", p.dir, trace_name);
+    p.err = h_fmt("%s/launcher.err", p.dir);
+    int to[2], from[2];
+    assert_int_equal(pipe(to), 0);
+    assert_int_equal(pipe(from), 0);
+    p.launcher = fork();
+    assert_true(p.launcher >= 0);
+    if (p.launcher == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        int e = open(p.err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(e, 2);
+        close(to[1]);
+        close(from[0]);
+        const char *argv[16];
+        int n = 0;
+        argv[n++] = h_path("scripts/alloctrace");
+        argv[n++] = "-m";
+        argv[n++] = mode;
+        argv[n++] = "-o";
+        argv[n++] = p.trace;
+        for (int i = 0; extra && extra[i]; i++)
+            argv[n++] = extra[i];
+        argv[n++] = "--";
+        argv[n++] = h_path("build/tests/programs/tracer_snapshot");
+        argv[n] = NULL;
+        if (chdir(p.dir) != 0)
+            _exit(127);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(to[0]);
+    close(from[1]);
+    p.in = fdopen(to[1], "w");
+    p.out = fdopen(from[0], "r");
+    setvbuf(p.in, NULL, _IOLBF, 0);
+    char line[64];
+    assert_non_null(fgets(line, sizeof line, p.out));
+    p.pid = atoi(line);
+    assert_true(p.pid > 0);
+    return p;
+}
+
+/* Sends one command; returns its answer line (without the newline). */
+static char *cmd(prog *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->in, fmt, ap);
+    va_end(ap);
+    fputc('\n', p->in);
+    fflush(p->in);
+    static char line[256];
+    assert_non_null(fgets(line, sizeof line, p->out));
+    line[strcspn(line, "\n")] = '\0';
+    return line;
+}
+
+/* Ends the program; returns the launcher's exit status. */
+static int finish(prog *p)
+{
+    fputs("quit\n", p->in);
+    fclose(p->in);
+    fclose(p->out);
+    int st;
+    assert_int_equal(waitpid(p->launcher, &st, 0), p->launcher);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static h_result snapshot(const prog *p, const char *label)
+{
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", p->pid);
+    const char *argv[] = { h_path("scripts/alloctrace"), "--snapshot", pid,
+                           label ? "--label" : NULL, label, NULL };
+    return h_run(argv, NULL, p->dir);
+}
+
+static h_result ctl(int pid, const char *verb, const char *arg)
+{
+    char num[16];
+    snprintf(num, sizeof num, "%d", pid);
+    const char *argv[] = { h_path("build/launcher/alloctrace-ctl"), num, verb, arg, NULL };
+    return h_run(argv, NULL, NULL);
+}
+
+/* The leak kind of the first block of `size` bytes in a leaks-mode trace
+ * (the "## leak kind:" line before its call, or before its group). */
+static char *kind_of(const char *text, unsigned size)
+{
+    static char kind[32];
+    kind[0] = '\0';
+    char want[32];
+    snprintf(want, sizeof want, "malloc(%u) = ", size);
+    for (const char *l = text; l && *l;) {
+        const char *end = strchr(l, '\n');
+        size_t len = end ? (size_t)(end - l) : strlen(l);
+        if (strncmp(l, "## leak kind: ", 14) == 0)
+            snprintf(kind, sizeof kind, "%.*s", (int)(len - 14), l + 14);
+        else if (len > 0 && l[0] >= '0' && l[0] <= '9' && memmem(l, len, want, strlen(want)))
+            return kind;
+        l = end ? end + 1 : NULL;
+    }
+    return "(no such block)";
+}
+
+/* Snapshot n's file: .txt, or .txt.zst when leaks mode compresses
+ * (ALLOCTRACE_COMPRESS=zstd); NULL when neither exists. */
+static char *snap_file(const char *dir, int n)
+{
+    char *plain = h_fmt("%s/trace.snap%d.txt", dir, n), *z = h_fmt("%s.zst", plain);
+    return access(plain, F_OK) == 0 ? plain : access(z, F_OK) == 0 ? z : NULL;
+}
+
+static char *postproc_diff(const char *dir, const char *old, const char *new)
+{
+    const char *argv[] = { h_path("postproc/alloctrace-postproc"), "-r", "--diff", old, new, NULL };
+    h_result r = h_run(argv, NULL, dir);
+    assert_int_equal(r.status, 0);
+    return r.out;
+}
+
+/* ---- what grew ------------------------------------------------------ */
+
+static void grows_then_diff(const char *mode, const char *trace_name)
+{
+    prog p = start(mode, trace_name, NULL);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    h_result r1 = snapshot(&p, "before");
+    assert_int_equal(r1.status, 0);
+    char *snap1 = snap_file(p.dir, 1);
+    assert_non_null(snap1);
+    h_has(r1.err, h_fmt("alloctrace: snapshot 1 of process %d: %s\n", p.pid, snap1));
+    assert_string_equal(cmd(&p, "grow 5 1000"), "ok");
+    h_result r2 = snapshot(&p, NULL);
+    assert_int_equal(r2.status, 0);
+    char *snap2 = snap_file(p.dir, 2);
+    assert_non_null(snap2);
+    h_has(r2.err, h_fmt("alloctrace: snapshot 2 of process %d: %s\n", p.pid, snap2));
+    h_has(r2.err, "what grew since snapshot 1: ");
+    assert_int_equal(finish(&p), 0);
+
+    char *out = postproc_diff(p.dir, snap1, snap2);
+    h_has(out, "(snapshot 1 before) -> ");
+    h_has(out, "  new and still live: 5 blocks, 5000 bytes; freed since: 0 blocks, 0 bytes\n");
+    /* grow_cache's site: its 15 blocks of 1000 and the cache's calloc of 8192. */
+    h_has(out, "sites with blocks new and still live: 1; top 1 by new bytes:\n"
+               "   1. +5000 bytes in +5 blocks (now 23192 bytes in 16 blocks)\n"
+               "        main@tracer_snapshot.c -> grow_cache@tracer_snapshot.c\n");
+}
+
+static void test_leaks_mode_diff_names_the_growing_site_and_its_bytes(void **state)
+{
+    (void)state;
+    grows_then_diff("leaks", "trace.txt");
+}
+
+static void test_full_mode_diff_names_the_growing_site_and_its_bytes(void **state)
+{
+    (void)state;
+    grows_then_diff("full", "trace.txt.zst");
+}
+
+/* ---- a leak check now ---------------------------------------------------- */
+
+static void test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak(void **state)
+{
+    (void)state;
+    prog p = start("leaks", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "leak 111"), "ok");
+    assert_string_equal(cmd(&p, "leak 222"), "ok");
+    assert_string_equal(cmd(&p, "grow 1 333"), "ok");
+    h_result r1 = snapshot(&p, "check1");
+    assert_int_equal(r1.status, 0);
+    char *s1 = h_read_file(snap_file(p.dir, 1), NULL);
+    assert_non_null(s1);
+    h_has(s1, "## snapshot: 1 check1\n");
+    assert_string_equal(kind_of(s1, 111), "definite");
+    assert_string_equal(kind_of(s1, 222), "definite");
+    assert_string_equal(kind_of(s1, 333), "reachable");
+    assert_int_equal(h_count_lines(s1, "^## leak kind: definite$"), 1);   /* one group */
+    assert_int_equal(h_count_lines(s1, "^[0-9]+\\. \\[[^]]*\\] malloc\\((111|222)\\) = "), 2);
+
+    assert_string_equal(cmd(&p, "leak 444"), "ok");
+    h_result r2 = snapshot(&p, "check2");
+    assert_int_equal(r2.status, 0);
+    assert_int_equal(finish(&p), 0);
+
+    /* The exit report says the same of the same blocks. */
+    char *exit_report = h_read_file(p.trace, NULL);
+    assert_string_equal(kind_of(exit_report, 111), "definite");
+    assert_string_equal(kind_of(exit_report, 222), "definite");
+    assert_string_equal(kind_of(exit_report, 333), "reachable");
+    assert_string_equal(kind_of(exit_report, 444), "definite");
+
+    char *out = postproc_diff(p.dir, snap_file(p.dir, 1), snap_file(p.dir, 2));
+    h_has(out, "  definitely lost  777 bytes in 3 blocks (+444 bytes in +1 new)\n");
+    h_has(out, "  indirectly lost  0 bytes in 0 blocks (+0 bytes in +0 new)\n");
+    h_has(out, "sites with new leaks: 1; top 1:\n"
+               "   1. definitely lost +444 bytes in +1 new (now 3 blocks);\n"
+               "        main@tracer_snapshot.c -> leak_one@tracer_snapshot.c\n");
+}
+
+/* ---- from the program, by signal, listed at the end ------------------------ */
+
+static void test_program_snapshot_in_full_mode_is_made_and_listed_at_exit(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt.zst", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_string_equal(cmd(&p, "grow 2 64"), "ok");
+    assert_int_equal(finish(&p), 0);
+    char *err = h_read_file(p.err, NULL);
+    char *snap = h_fmt("%s/trace.snap1.txt", p.dir);
+    h_has(err, h_fmt("alloctrace: snapshot 1 of process %d: %s\n", p.pid, snap));
+    char *s = h_read_file(snap, NULL);
+    assert_non_null(s);
+    h_has(s, "## snapshot: 1 from-api\n");
+    /* The 3 blocks of 64 made before the mark, not the 2 after it. */
+    assert_int_equal(h_count_lines(s, "^[0-9]+\\. .*malloc\\(64\\) = "), 3);
+}
+
+static void test_snapshot_signal_writes_a_leak_check(void **state)
+{
+    (void)state;
+    const char *extra[] = { "--snapshot-signal", "USR1", NULL };
+    prog p = start("leaks", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "leak 555"), "ok");
+    assert_int_equal(kill(p.pid, SIGUSR1), 0);
+    char *snap = NULL;
+    for (int i = 0; i < 2000 && !(snap = snap_file(p.dir, 1)); i++)
+        usleep(10000);
+    assert_non_null(snap);
+    char *s = h_read_file(snap, NULL);
+    assert_non_null(s);
+    h_has(s, "## snapshot: 1 signal\n");
+    assert_string_equal(kind_of(s, 555), "definite");
+    assert_string_equal(cmd(&p, "leak 1"), "ok");   /* still running, not killed by USR1 */
+    assert_int_equal(finish(&p), 0);
+}
+
+/* ---- the control path --------------------------------------------------- */
+
+static void test_status_and_toggle(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    h_result s = ctl(p.pid, "status", NULL);
+    assert_int_equal(s.status, 0);
+    assert_string_equal(s.out, h_fmt("mode=full pid=%d trace=%s tracing=on sample=0\n", p.pid,
+                                     p.trace));
+    h_result off = ctl(p.pid, "toggle", "off");
+    assert_int_equal(off.status, 0);
+    assert_string_equal(off.out, "tracing=off\n");
+    assert_string_equal(cmd(&p, "grow 3 100"), "ok");
+    h_result on = ctl(p.pid, "toggle", "on");
+    assert_string_equal(on.out, "tracing=on\n");
+    assert_string_equal(cmd(&p, "grow 2 200"), "ok");
+    assert_int_equal(finish(&p), 0);
+    char *t = h_read_file(p.trace, NULL);
+    assert_int_equal(h_count_lines(t, "malloc\\(100\\) = "), 0);
+    assert_int_equal(h_count_lines(t, "malloc\\(200\\) = "), 2);
+}
+
+static void test_unknown_request_and_detach_of_a_launched_process_are_errors(void **state)
+{
+    (void)state;
+    prog p = start("leaks", "trace.txt", NULL);
+    h_result bad = ctl(p.pid, "bogus", NULL);
+    assert_int_equal(bad.status, 1);
+    assert_string_equal(bad.err, h_fmt("alloctrace: process %d: unknown request bogus\n", p.pid));
+    h_result t = ctl(p.pid, "toggle", "sideways");
+    assert_int_equal(t.status, 1);
+    h_has(t.err, "toggle takes on or off");
+    h_result d = ctl(p.pid, "detach", NULL);
+    assert_int_equal(d.status, 1);
+    assert_string_equal(d.err, h_fmt("alloctrace: process %d: not attached\n", p.pid));
+    assert_int_equal(finish(&p), 0);
+}
+
+static void test_snapshot_of_no_such_process_is_one_line_and_exit_2(void **state)
+{
+    (void)state;
+    pid_t gone = fork();
+    if (gone == 0)
+        _exit(0);
+    waitpid(gone, NULL, 0);
+    prog p = { .pid = gone, .dir = h_tmpdir() };
+    h_result r = snapshot(&p, NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d: no such process\n", (int)gone));
+}
+
+static void test_snapshot_of_an_untraced_process_says_it_is_not_traced(void **state)
+{
+    (void)state;
+    pid_t plain = fork();
+    if (plain == 0) {
+        execlp("sleep", "sleep", "20", (char *)NULL);
+        _exit(127);
+    }
+    prog p = { .pid = plain, .dir = h_tmpdir() };
+    h_result r = snapshot(&p, NULL);
+    kill(plain, SIGKILL);
+    waitpid(plain, NULL, 0);
+    assert_int_equal(r.status, 2);
+    h_has(r.err, h_fmt("alloctrace: process %d: not traced by alloctrace (no control socket "
+                       "@alloctrace.%d: ",
+                       (int)plain, (int)plain));
+    assert_int_equal(h_count_lines(r.err, "."), 1);
+}
+
+static void test_control_off_leaves_no_socket(void **state)
+{
+    (void)state;
+    setenv("ALLOCTRACE_CONTROL", "0", 1);
+    prog p = start("leaks", "trace.txt", NULL);
+    unsetenv("ALLOCTRACE_CONTROL");
+    h_result r = ctl(p.pid, "status", NULL);
+    assert_int_equal(r.status, 2);
+    h_has(r.err, "not traced by alloctrace");
+    assert_int_equal(finish(&p), 0);
+}
+
+static void test_another_users_request_is_refused(void **state)
+{
+    (void)state;
+    if (geteuid() != 0 || !h_have("setpriv")) {
+        print_message("skipped: needs root and setpriv to ask as another user\n");
+        skip();
+    }
+    prog p = start("leaks", "trace.txt", NULL);
+    char num[16];
+    snprintf(num, sizeof num, "%d", p.pid);
+    const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           h_path("build/launcher/alloctrace-ctl"), num, "snapshot", NULL };
+    h_result r = h_run(argv, NULL, "/");
+    assert_int_equal(r.status, 1);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d: permission denied\n", p.pid));
+    assert_int_equal(finish(&p), 0);
+    assert_null(snap_file(p.dir, 1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_leaks_mode_diff_names_the_growing_site_and_its_bytes),
+        cmocka_unit_test(test_full_mode_diff_names_the_growing_site_and_its_bytes),
+        cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
+        cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
+        cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
+        cmocka_unit_test(test_status_and_toggle),
+        cmocka_unit_test(test_unknown_request_and_detach_of_a_launched_process_are_errors),
+        cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),
+        cmocka_unit_test(test_snapshot_of_an_untraced_process_says_it_is_not_traced),
+        cmocka_unit_test(test_control_off_leaves_no_socket),
+        cmocka_unit_test(test_another_users_request_is_refused),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    h_cleanup();
+    return rc;
+}

@@ -1,0 +1,72 @@
+/*
+ * tests/programs/tracer_snapshot.c: a program that grows on command, for
+ * test_tracer_snapshot.c and bench/snapshot. It prints its pid, then reads
+ * commands on stdin, one a line, and answers each with "ok" once done:
+ *   grow N SIZE    N blocks of SIZE bytes from grow_cache(), kept (reachable)
+ *   leak SIZE      one block from leak_one(), its pointer dropped (definitely lost)
+ *   snap LABEL     alloctrace_snapshot(LABEL); answers "ok N"
+ *   quit           returns from main
+ * Allocations happen only in those two functions (and stdio's buffers), so
+ * a snapshot's sites are known exactly.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloctrace.h"
+
+static void **cache;
+static size_t ncache, capcache;
+
+__attribute__((noinline)) static void grow_cache(size_t n, size_t size)
+{
+    if (ncache + n > capcache) {
+        size_t cap = capcache ? capcache : 1024;
+        while (cap < ncache + n)
+            cap *= 2;
+        void **bigger = calloc(cap, sizeof *bigger);
+        if (ncache)
+            memcpy(bigger, cache, ncache * sizeof *cache);
+        free(cache);
+        cache = bigger;
+        capcache = cap;
+    }
+    for (size_t i = 0; i < n; i++) {
+        cache[ncache] = malloc(size);
+        memset(cache[ncache], 0x5a, size);
+        ncache++;
+    }
+}
+
+__attribute__((noinline)) static void leak_one(size_t size)
+{
+    char *volatile p = malloc(size);
+    memset(p, 0x33, size);
+    p = NULL;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("%d\n", (int)getpid());
+    char line[256];
+    while (fgets(line, sizeof line, stdin)) {
+        size_t n, size;
+        char label[200];
+        if (sscanf(line, "grow %zu %zu", &n, &size) == 2) {
+            grow_cache(n, size);
+            printf("ok\n");
+        } else if (sscanf(line, "leak %zu", &size) == 1) {
+            leak_one(size);
+            printf("ok\n");
+        } else if (sscanf(line, "snap %199s", label) == 1) {
+            printf("ok %d\n", alloctrace_snapshot(label));
+        } else if (strncmp(line, "quit", 4) == 0) {
+            break;
+        } else {
+            printf("bad command\n");
+        }
+    }
+    return 0;
+}
