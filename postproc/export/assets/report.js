@@ -83,9 +83,9 @@
       ["Allocated", bytes(S.allocated_bytes)],
       ["Peak heap", S.leaks_only ? "-" : bytes(P.bytes) + " in " + int(P.blocks) + " blocks"],
       // the call index counts releases too: say which allocation it was
-      ["Peak reached", S.leaks_only || !P.index ? "-" : "at allocation #" + int(P.allocation) +
-        " of " + int(S.allocations) + (P.time_us !== undefined ? ", " + duration(P.time_us) + " into the run" : "") +
-        " (call #" + int(P.index) + " of the trace, releases counted)"],
+      ["Peak reached", S.leaks_only || !P.index ? "-" : "allocation #" + int(P.allocation) +
+        " of " + int(S.allocations) + (P.time_us !== undefined ? ", at " + duration(P.time_us) : "") +
+        " (call #" + int(P.index) + ", releases counted)"],
       ["Temporary allocations", S.leaks_only ? "-" : int(S.temporary) + " (" + pct(S.temporary, S.allocations) + ")"],
       ["Leaked", bytes(S.leaked_bytes) + " in " + int(S.leaked_blocks) + " blocks"],
       ["Duration", S.has_time ? duration(S.duration_us) : "no timestamps"]
@@ -203,7 +203,7 @@
   function byteAxis(max) {
     var units = ["B", "KiB", "MiB", "GiB", "TiB"], u = 0;
     while (max / Math.pow(1024, u) >= 1024 && u < units.length - 1) u++;
-    var scale = Math.pow(1024, u), step = niceStep(Math.max(max / scale, 1), 4) * scale;
+    var scale = Math.pow(1024, u), step = niceStep(Math.max(max / scale, 1), 5) * scale;
     return { step: step, label: function (v) { return +(v / scale).toFixed(2) + " " + units[u]; } };
   }
   function xAxis(max) {
