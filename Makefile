@@ -166,7 +166,7 @@ DATADIR := $(PREFIX)/share/alloctrace
 INCDIR  := $(PREFIX)/include
 MANDIR  := $(PREFIX)/share/man
 DOCDIR  := $(PREFIX)/share/doc/alloctrace
-INSTALL_BINS := scripts/alloctrace scripts/alloctrace-check postproc/alloctrace-postproc
+INSTALL_BINS := scripts/alloctrace scripts/alloctrace-check scripts/alloctrace-inject postproc/alloctrace-postproc
 MAN1 := man/alloctrace.1 man/alloctrace-postproc.1
 MAN7 := man/alloctrace-filters.7
 SUPPS := $(wildcard share/alloctrace/*.supp)
@@ -177,7 +177,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(DATADIR) $(DESTDIR)$(INCDIR) \
 	           $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(DOCDIR)/docs
 	install -m 755 $(INSTALL_BINS) $(DESTDIR)$(BINDIR)/
-	install -m 755 preload/liballoctrace.so $(DESTDIR)$(LIBDIR)/
+	install -m 755 preload/liballoctrace.so preload/liballoctrace-attach.so $(DESTDIR)$(LIBDIR)/
 	$(if $(LAUNCHER_BINS),install -m 755 $(LAUNCHER_BINS) $(DESTDIR)$(LIBDIR)/)
 	install -m 644 include/alloctrace.h $(DESTDIR)$(INCDIR)/
 	install -m 644 $(SUPPS) $(DESTDIR)$(DATADIR)/
@@ -190,7 +190,8 @@ install: all
 # (never bin/, share/man/ and the like, even when empty).
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_BINS))) \
-	      $(DESTDIR)$(LIBDIR)/liballoctrace.so $(DESTDIR)$(INCDIR)/alloctrace.h \
+	      $(DESTDIR)$(LIBDIR)/liballoctrace.so $(DESTDIR)$(LIBDIR)/liballoctrace-attach.so \
+	      $(DESTDIR)$(INCDIR)/alloctrace.h \
 	      $(addprefix $(DESTDIR)$(LIBDIR)/,$(LAUNCHER_HELPERS)) \
 	      $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(SUPPS))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \

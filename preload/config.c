@@ -80,8 +80,41 @@ static char **loader_argv(void)
     return p ? *p : NULL;
 }
 
+/* An attach's settings, "NAME=VALUE" lines (process/attach.c); NULL: the
+ * environment. */
+static const char *source;
+
+void at_config_source(const char *lines)
+{
+    source = lines;
+}
+
+/* NAME's value in the attach's lines, copied to a buffer of its own (a
+ * value is read while the lines stay). */
+static const char *source_get(const char *name)
+{
+    static char vals[16][PATH_MAX];
+    static unsigned next;
+    size_t n = strlen(name);
+    for (const char *p = source; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > n && strncmp(p, name, n) == 0 && p[n] == '=') {
+            char *v = vals[next++ % 16];
+            size_t vl = len - n - 1 < PATH_MAX - 1 ? len - n - 1 : PATH_MAX - 1;
+            memcpy(v, p + n + 1, vl);
+            v[vl] = '\0';
+            return v;
+        }
+        p += len + (e != NULL);
+    }
+    return NULL;
+}
+
 const char *at_getenv(const char *name)
 {
+    if (source && strncmp(name, "ALLOCTRACE_", 11) == 0)   /* TZ stays the program's */
+        return source_get(name);
     extern char **environ;
     char **env = environ;
     if (!env) {

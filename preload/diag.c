@@ -8,12 +8,24 @@
  * safe, so handlers and the writer thread may call it. A line too long
  * is cut, never split. Under the launcher the line also goes to its list
  * (process/tracelist.c): a daemon's stderr is often a log file, or
- * nothing.
+ * nothing. During an attach (process/attach.c) the lines go to a buffer
+ * the launcher reads back instead: the program's stderr is the program's.
  */
 #include <string.h>
 #include <unistd.h>
 
 #include "tracer.h"
+
+static char *capture;
+static size_t capture_cap;
+
+void at_warn_capture(char *buf, size_t cap)
+{
+    capture = buf;
+    capture_cap = cap;
+    if (buf && cap)
+        buf[0] = '\0';
+}
 
 void at_warn(const char *a, const char *b, const char *c)
 {
@@ -29,6 +41,14 @@ void at_warn(const char *a, const char *b, const char *c)
     }
     if (msg[n - 1] != '\n')
         msg[n++] = '\n';
+    if (capture) {   /* the first line says why: later ones are consequences */
+        if (!capture[0] && capture_cap) {
+            size_t k = n - 1 - 12 < capture_cap - 1 ? n - 1 - 12 : capture_cap - 1;
+            memcpy(capture, msg + 12, k);   /* without "alloctrace: " and "\n" */
+            capture[k] = '\0';
+        }
+        return;
+    }
     ssize_t w = write(2, msg, n);
     (void)w;
     /* And to the launcher, which tells the user on its own stderr. */

@@ -34,7 +34,15 @@
 
 #include "alloctrace/format.h"
 
+/* Initial-exec TLS (a load, no call) in the preloaded library. The
+ * variant a debugger loads into a running process (liballoctrace-attach.so,
+ * process/attach.c) is built with AT_ATTACH_BUILD: a dlopen'd object's 8 KiB
+ * of TLS cannot come from the static TLS block, so it uses TLS descriptors. */
+#ifdef AT_ATTACH_BUILD
+#define AT_TLS
+#else
 #define AT_TLS __attribute__((tls_model("initial-exec")))
+#endif
 /* Where text goes: a layer hands it to the one above through this (the
  * writer's at_append_raw, handed down at start), never by calling up. */
 typedef void at_text_out(const char *p, size_t n);
@@ -77,6 +85,10 @@ void at_config_output_path(char *out, size_t cap, pid_t pid, int child) AT_HIDDE
 /* getenv and argv[0] that work before libc is initialised (config.c). */
 const char *at_getenv(const char *name) AT_HIDDEN;
 const char *at_argv0(void) AT_HIDDEN;
+/* Attach (process/attach.c): the settings come from `lines` ("NAME=VALUE"
+ * separated by newlines, kept by the caller) instead of the environment,
+ * which the running program owns; NULL: the environment again. */
+void at_config_source(const char *lines) AT_HIDDEN;
 
 /* ---- real.c (the bottom: the real allocator, the tracing state) ------- */
 struct at_real {
@@ -94,6 +106,9 @@ struct at_real {
 };
 extern struct at_real at_real AT_HIDDEN;
 void at_resolve_real(void) AT_HIDDEN;
+/* Attach: the real functions are what the program's own calls reach (the
+ * global scope), not what follows the tracer (process/attach.c). */
+void at_resolve_real_with(void *(*lookup)(const char *name)) AT_HIDDEN;
 
 /* Tracing state, read on every call. */
 enum { AT_STATE_UNINIT, AT_STATE_ACTIVE, AT_STATE_OFF };
@@ -108,6 +123,27 @@ extern __thread int at_guard AT_TLS AT_HIDDEN;
 #define AT_GUARD_PROBE_SEEN 4  /* ... reached our malloc */
 /* Context bits active on this thread. */
 extern __thread uint32_t at_ctx_mask AT_TLS AT_HIDDEN;
+
+/* ---- got.c (an object's imported-function slots) ------------------------ */
+struct dl_phdr_info;
+struct at_got {
+    uintptr_t base, relro_lo, relro_hi;
+    const void *symtab;     /* ElfW(Sym) */
+    const char *strtab;
+    const void *jmprel, *rela;   /* ElfW(Rela) */
+    size_t njmprel, nrela;
+};
+/* Reads the dynamic section of the object dl_iterate_phdr describes by
+ * `info`; -1 when it has none usable. */
+int at_got_open(struct at_got *g, const struct dl_phdr_info *info) AT_HIDDEN;
+/* The same for the loaded object whose load base is `base`. */
+int at_got_open_base(struct at_got *g, uintptr_t base) AT_HIDDEN;
+/* Calls fn for each JUMP_SLOT and GLOB_DAT slot with its symbol's name;
+ * stops at (and returns) the first non-zero answer. */
+typedef int at_got_fn(const struct at_got *g, void **slot, const char *name, void *arg);
+int at_got_each(const struct at_got *g, at_got_fn *fn, void *arg) AT_HIDDEN;
+/* Stores value in the slot (through RELRO's protection); -1 if it cannot. */
+int at_got_store(const struct at_got *g, void **slot, void *value) AT_HIDDEN;
 
 /* ---- unwind.c ---------------------------------------------------------- */
 int at_unwind_init(void) AT_HIDDEN;
@@ -269,6 +305,9 @@ void at_writer_fork_prepare(void) AT_HIDDEN;
 void at_writer_fork_parent(void) AT_HIDDEN;
 void at_writer_fork_child(void) AT_HIDDEN;       /* drops the parent's buffer */
 void at_writer_close(void) AT_HIDDEN;
+/* Attach's end: writes everything, ends the writer thread, closes the
+ * trace; nothing more is written until the next at_writer_open. */
+void at_writer_detach(void) AT_HIDDEN;
 /* A snapshot's clone child: the writer starts over on a file of its own
  * (snapshot.c); -1 with one line on stderr. */
 int at_writer_open_snapshot(const char *path, pid_t pid) AT_HIDDEN;
@@ -302,6 +341,9 @@ int at_outfd_write(const char *p, size_t n) AT_HIDDEN;
 /* Ends the trace with the cut line AT_CUT_PREFIX reason detail;
  * async-signal-safe. Nothing is written after it. */
 void at_outfd_cut(const char *reason, const char *detail) AT_HIDDEN;
+/* Attach's end: closes and forgets the trace (writes fail until the next
+ * at_outfd_create). */
+void at_outfd_close(void) AT_HIDDEN;
 void at_outfd_fork_prepare(void) AT_HIDDEN;
 void at_outfd_fork_parent(void) AT_HIDDEN;
 void at_outfd_fork_child(void) AT_HIDDEN;   /* the parent's descriptor is closed */
@@ -518,6 +560,7 @@ void at_live_restore(const struct at_live_block *b) AT_HIDDEN;
  * memory), in no particular order. With `emergency` (a signal handler) a
  * table whose lock cannot be had is left out. */
 struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency) AT_HIDDEN;
+void at_live_drop(void) AT_HIDDEN;
 /* A block's size, order key (clock.c's at_order_key at its allocation)
  * and time of day in microseconds, unpacked. */
 uint64_t at_live_size(const struct at_live_block *b) AT_HIDDEN;
@@ -571,6 +614,7 @@ void at_shadow_prefetch(uintptr_t id) AT_HIDDEN;
  * which is more than `max` when blocks did not fit; with out NULL, counts
  * them. */
 size_t at_shadow_collect(struct at_live_block *out, size_t max) AT_HIDDEN;
+void at_shadow_drop(void) AT_HIDDEN;
 /* Hands every leaf mapping to add (see at_live_exclusions). */
 void at_shadow_exclusions(at_range_fn *add, void *ctx) AT_HIDDEN;
 void at_shadow_fork_prepare(void) AT_HIDDEN;
@@ -613,6 +657,7 @@ void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own
  * the scan reads /proc/self/maps and calls backtrace(), which a
  * fatal-signal handler must not. */
 void at_leakreport_write(int emergency) AT_HIDDEN;
+void at_leakreport_write_at_exit(void) AT_HIDDEN;
 
 /* ---- context.c --------------------------------------------------------- */
 void at_context_write_registry(void) AT_HIDDEN;   /* a child's new file */
@@ -626,6 +671,8 @@ void at_control_fork_child(void) AT_HIDDEN;
  * undoes the attach, writes into detail what to answer after "ok " (the
  * trace's path) or "error " (why), and returns 0 or -1. */
 void at_control_on_detach(int (*fn)(char *detail, size_t cap)) AT_HIDDEN;
+/* An attach's end: the control thread ends and its socket closes. */
+void at_control_stop(void) AT_HIDDEN;
 
 /* ---- snapshot.c (a snapshot of the live blocks, now) -------------------- */
 /* Takes snapshot number N (counted per process) labelled `label` (may be
@@ -653,10 +700,20 @@ void at_finish(void) AT_HIDDEN;
 /* From the handler of signal `sig`, which is about to end the process:
  * writes the trace (leaks mode: the live blocks) and the cut line. */
 void at_finish_signal(int sig) AT_HIDDEN;
+/* Attach (process/attach.c): starts tracing in a running process that was
+ * not started with the tracer: the settings from at_config_source, full
+ * mode, no LD_PRELOAD, signal or exit wrappers. 0, or -1 after saying why
+ * (at_warn). at_stop_late writes everything, closes the trace, stops the
+ * writer thread; the next at_start_late opens a new trace. */
+int at_start_late(void) AT_HIDDEN;
+void at_stop_late(void) AT_HIDDEN;
 
 /* ---- diag.c ------------------------------------------------------------- */
 /* One line on stderr: "alloctrace: " a b c; async-signal-safe. */
 void at_warn(const char *a, const char *b, const char *c) AT_HIDDEN;
+/* While `buf` is set, at_warn's lines go into it (cut to `cap`) instead of
+ * stderr: an attach answers the launcher, never the program's stderr. */
+void at_warn_capture(char *buf, size_t cap) AT_HIDDEN;
 
 /* ---- process/tracelist.c (bottom: the launcher's list) ---------------- */
 /* Appends "WORD PID [PPID] TEXT" to ALLOCTRACE_TRACE_LIST, if set (ppid 0:

@@ -37,15 +37,31 @@
 #define DAY_US (2 * HALF_DAY_US)
 #define NCTX 33 /* no context, then bits 0..31 */
 
+/*
+ * A live block in 16 bytes, its table at most 3/4 full: about 21 bytes a
+ * live block (32-byte slots at most half full were 64 to 128: a jq run
+ * with 260,000 live blocks took 32 MB for them). `packed` holds the size
+ * (40 bits) and the site + 1 (24 bits); 0 marks an empty slot. A block
+ * whose size, site or @CTX bits do not fit, that stands for more than
+ * one block (a sampled trace's weight), or of leak kind libc, has SIDE in its site field and
+ * the number of its entry in a side array (struct live_info) in its size
+ * field: rare, and no slower for the others.
+ */
 typedef struct live_block {
-    uint64_t id;    /* key; used marks the slot */
+    uint64_t id;     /* key */
+    uint64_t packed; /* size << SITE_BITS | (site + 1); 0: empty */
+} live_block;
+
+#define SITE_BITS 24
+#define SIDE ((1ull << SITE_BITS) - 1)
+
+typedef struct live_info {
     uint64_t size;
     uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
-    uint32_t ctx;   /* the allocation's @CTX bits */
-    bool used;
-    bool cached;    /* the runtime's own cache: never leaked (runtime.h) */
-} live_block;
+    uint32_t ctx;    /* the allocation's @CTX bits */
+    bool cached;     /* libc's caches by its leak kind (a leaks-mode trace's scan) */
+} live_info;
 
 /* What a site or a context carries besides its public cost. */
 typedef struct tally {
@@ -68,6 +84,9 @@ struct at_analyzer {
     /* live blocks */
     live_block *live;
     size_t live_cap, live_n;
+    live_info *side;      /* what does not fit in a slot (see live_block) */
+    size_t nside, cside;
+    uint64_t side_free;   /* a free side entry + 1 (a list through .size); 0: none */
     uint64_t live_bytes;
     uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
@@ -108,10 +127,14 @@ struct at_analyzer {
     at_an_timeline *timeline;
 };
 
+/* Every bit of the key into the low bits the tables index by: block
+ * addresses differ in their middle bits, and a multiply alone leaves
+ * the low bits of the product depending on the key's low bits only
+ * (long probe runs: a third of the analysis' time on a ripgrep trace). */
 static uint64_t mix(uint64_t v)
 {
-    v *= 0x9e3779b97f4a7c15ull;
-    return v ^ (v >> 29);
+    v = (v ^ (v >> 33)) * 0xff51afd7ed558ccdull;
+    return v ^ (v >> 33);
 }
 
 /* ---- live blocks ------------------------------------------------------- */
@@ -119,7 +142,7 @@ static uint64_t mix(uint64_t v)
 static live_block *live_slot(live_block *tab, size_t cap, uint64_t id)
 {
     for (size_t i = mix(id) & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!tab[i].used || tab[i].id == id)
+        if (!tab[i].packed || tab[i].id == id)
             return &tab[i];
 }
 
@@ -130,7 +153,7 @@ static void live_grow(at_analyzer *a)
     a->live_cap = ocap ? ocap * 2 : 4096;
     a->live = at_xcalloc(a->live_cap, sizeof *a->live);
     for (size_t i = 0; i < ocap; i++)
-        if (old[i].used)
+        if (old[i].packed)
             *live_slot(a->live, a->live_cap, old[i].id) = old[i];
     free(old);
 }
@@ -140,15 +163,50 @@ static live_block *live_find(at_analyzer *a, uint64_t id)
     if (!a->live_cap)
         return NULL;
     live_block *b = live_slot(a->live, a->live_cap, id);
-    return b->used ? b : NULL;
+    return b->packed ? b : NULL;
+}
+
+/* A block's size, site and context into its slot's word. */
+static uint64_t live_pack(at_analyzer *a, uint64_t size, uint64_t weight, uint32_t site,
+                          uint32_t ctx, bool cached)
+{
+    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx && weight == 1 && !cached)
+        return size << SITE_BITS | (site + 1);
+    uint64_t k;
+    if (a->side_free) {
+        k = a->side_free - 1;
+        a->side_free = a->side[k].size;
+    } else {
+        if (a->nside == a->cside) {
+            a->cside = a->cside ? 2 * a->cside : 64;
+            a->side = at_xreallocarray(a->side, a->cside, sizeof *a->side);
+        }
+        k = a->nside++;
+    }
+    a->side[k] = (live_info){ .size = size, .weight = weight, .site = site, .ctx = ctx,
+                              .cached = cached };
+    return k << SITE_BITS | SIDE;
+}
+
+static live_info live_unpack(const at_analyzer *a, const live_block *b)
+{
+    uint64_t site = b->packed & SIDE, high = b->packed >> SITE_BITS;
+    if (site == SIDE)
+        return a->side[high];
+    return (live_info){ .size = high, .weight = 1, .site = (uint32_t)(site - 1), .ctx = 0 };
 }
 
 /* Linear probing's deletion: later entries of the same run move back into
  * the hole when their home slot allows it. */
 static void live_remove(at_analyzer *a, live_block *b)
 {
+    if ((b->packed & SIDE) == SIDE) {   /* its side entry onto the free list */
+        uint64_t k = b->packed >> SITE_BITS;
+        a->side[k].size = a->side_free;
+        a->side_free = k + 1;
+    }
     size_t mask = a->live_cap - 1, hole = (size_t)(b - a->live);
-    for (size_t i = (hole + 1) & mask; a->live[i].used; i = (i + 1) & mask) {
+    for (size_t i = (hole + 1) & mask; a->live[i].packed; i = (i + 1) & mask) {
         size_t home = mix(a->live[i].id) & mask;
         bool movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
         if (movable) {
@@ -156,7 +214,7 @@ static void live_remove(at_analyzer *a, live_block *b)
             hole = i;
         }
     }
-    a->live[hole].used = false;
+    a->live[hole].packed = 0;
     a->live_n--;
 }
 
@@ -391,6 +449,7 @@ void at_analyzer_free(at_analyzer *a)
     if (!a)
         return;
     free(a->live);
+    free(a->side);
     free(a->sites);
     free(a->site_tally);
     free(a->site_of);
@@ -405,20 +464,21 @@ void at_analyzer_free(at_analyzer *a)
  * same id. */
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
-    tally *st = &a->site_tally[b->site];
-    tally_release(a, st, b->size, b->weight, temporary, b->cached);
+    live_info info = live_unpack(a, b);
+    tally *st = &a->site_tally[info.site];
+    tally_release(a, st, info.size, info.weight, temporary, info.cached);
     if (!a->leaks_only)
-        at_an_timeline_note(a->timeline, b->site, a->cur_point, 0, 0, temporary, st->live,
+        at_an_timeline_note(a->timeline, info.site, a->cur_point, 0, 0, temporary, st->live,
                             st->live_blocks);
-    unsigned slots[NCTX], n = context_slots(b->ctx, slots);
+    unsigned slots[NCTX], n = context_slots(info.ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], b->size, b->weight, temporary, b->cached);
-    if (b->cached) {
-        a->cached_bytes -= b->size * b->weight;
-        a->cached_blocks -= b->weight;
+        tally_release(a, &a->ctx_tally[slots[i]], info.size, info.weight, temporary, info.cached);
+    if (info.cached) {
+        a->cached_bytes -= info.size * info.weight;
+        a->cached_blocks -= info.weight;
     }
-    a->live_bytes -= b->size * b->weight;
-    a->live_blocks -= b->weight;
+    a->live_bytes -= info.size * info.weight;
+    a->live_blocks -= info.weight;
     live_remove(a, b);
 }
 
@@ -459,11 +519,11 @@ static void allocate(at_analyzer *a, const at_call *c)
         a->cached_bytes += c->size * w;
         a->cached_blocks += w;
     }
-    if ((a->live_n + 1) * 2 > a->live_cap)
+    if ((a->live_n + 1) * 4 > a->live_cap * 3)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .size = c->size, .weight = w, .site = site,
-                       .ctx = c->context, .used = true, .cached = cached };
+    *b = (live_block){ .id = c->id,
+                       .packed = live_pack(a, c->size, w, site, c->context, cached) };
     a->live_n++;
     a->live_bytes += c->size * w;
     a->live_blocks += w;
@@ -478,7 +538,7 @@ static uint64_t release(at_analyzer *a, const at_call *c)
 {
     at_an_summary *s = &a->an.summary;
     live_block *b = live_find(a, c->id);
-    uint64_t w = b ? b->weight : 1;
+    uint64_t w = b ? live_unpack(a, b).weight : 1;
     s->releases += w;
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
@@ -577,24 +637,27 @@ static void find_caches(at_analyzer *a)
     uint8_t *asked = at_xcalloc(a->nsites ? a->nsites : 1, 1); /* 1 no, 2 yes */
     for (size_t i = 0; i < a->live_cap; i++) {
         live_block *b = &a->live[i];
-        if (!b->used || b->cached)
+        if (!b->packed)
             continue;
-        if (!asked[b->site])
-            asked[b->site] = a->is_cache(a->cache_ctx, a->sites[b->site].stack) ? 2 : 1;
-        if (asked[b->site] != 2)
+        live_info info = live_unpack(a, b);
+        if (info.cached)
             continue;
-        a->sites[b->site].cache = true;
-        b->cached = true;
-        tally *st = &a->site_tally[b->site];
-        st->cached += b->size * b->weight;
-        st->cached_blocks += b->weight;
-        unsigned slots[NCTX], n = context_slots(b->ctx, slots);
+        if (!asked[info.site])
+            asked[info.site] = a->is_cache(a->cache_ctx, a->sites[info.site].stack) ? 2 : 1;
+        if (asked[info.site] != 2)
+            continue;
+        a->sites[info.site].cache = true;
+        uint64_t bytes = info.size * info.weight;
+        tally *st = &a->site_tally[info.site];
+        st->cached += bytes;
+        st->cached_blocks += info.weight;
+        unsigned slots[NCTX], n = context_slots(info.ctx, slots);
         for (unsigned k = 0; k < n; k++) {
-            a->ctx_tally[slots[k]].cached += b->size * b->weight;
-            a->ctx_tally[slots[k]].cached_blocks += b->weight;
+            a->ctx_tally[slots[k]].cached += bytes;
+            a->ctx_tally[slots[k]].cached_blocks += info.weight;
         }
-        a->cached_bytes += b->size * b->weight;
-        a->cached_blocks += b->weight;
+        a->cached_bytes += bytes;
+        a->cached_blocks += info.weight;
     }
     free(asked);
 }

@@ -451,7 +451,10 @@ static int judge_trace(at_gate *g, const char *path, const gate_opts *o)
     if (why)
         at_gate_set_problem(g, p, why);
     free(why);
-    at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
+    /* A sample's blocks are not leaks to list one by one: each stands for
+     * many, and the gate counts only exact ones. */
+    if (!t->header.sample_interval)
+        at_gate_add_leaks(g, p, c.blocks, c.n, t->maps, t->stacks);
 
     free(c.blocks);
     at_leaks_free(leaks);

@@ -87,9 +87,16 @@ typedef struct cache_slot {
     const at_stack *stack; /* NULL: empty */
 } cache_slot;
 
+#define NAME_CACHE 4
+
 typedef struct reader {
     at_trace *t;
     at_stage *sink;
+    /* the call names met last (a trace has a handful: malloc, free, ...),
+     * tried before the trace's table of names */
+    const char *names[NAME_CACHE];
+    size_t name_len[NAME_CACHE];
+    unsigned name_next;
     at_diag *d;
     uint64_t lineno;
     state st;
@@ -192,11 +199,16 @@ static size_t parse_hex(const char *s, const char *end, uint64_t *out)
     return n;
 }
 
+/* Decimal digits; 0 when the value overflows. The first 19 digits cannot
+ * overflow, so only later ones pay the check (a division a digit was
+ * a fifth of parsing a call). */
 static size_t parse_dec(const char *s, const char *end, uint64_t *out)
 {
     uint64_t v = 0;
-    size_t n = 0;
-    for (; s + n < end && s[n] >= '0' && s[n] <= '9'; n++) {
+    size_t n = 0, max = (size_t)(end - s), fast = max < 19 ? max : 19;
+    for (; n < fast && (unsigned)(s[n] - '0') < 10; n++)
+        v = v * 10 + (uint64_t)(s[n] - '0');
+    for (; n < max && s[n] >= '0' && s[n] <= '9'; n++) {
         uint64_t d = (uint64_t)(s[n] - '0');
         if (v > (UINT64_MAX - d) / 10)
             return 0;
@@ -506,6 +518,20 @@ static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
 /* ---- calls ------------------------------------------------------------- */
 
 /* Parses a call line into c (name interned). Returns false if malformed. */
+/* The interned name, from the reader's few last ones or the trace's
+ * table (a hash and a strnlen a call, ~7% of reading a real trace). */
+static const char *call_name(reader *r, const char *p, size_t len)
+{
+    for (unsigned i = 0; i < NAME_CACHE; i++)
+        if (r->names[i] && r->name_len[i] == len && memcmp(r->names[i], p, len) == 0)
+            return r->names[i];
+    const char *name = at_trace_name(r->t, p, len);
+    r->names[r->name_next] = name;
+    r->name_len[r->name_next] = len;
+    r->name_next = (r->name_next + 1) % NAME_CACHE;
+    return name;
+}
+
 static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
 {
     const char *p = line, *end = line + len;
@@ -585,7 +611,7 @@ static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
             }
         }
     }
-    c->name = at_trace_name(r->t, p, (size_t)(name_end - p));
+    c->name = call_name(r, p, (size_t)(name_end - p));
     return true;
 }
 

@@ -344,6 +344,13 @@ struct at_live_block *at_live_collect(size_t *n, size_t *map_len, int emergency)
     return all;
 }
 
+/* At exit, after at_live_collect: the shadow's memory given back (see
+ * at_shadow_drop). The hash tables are small and stay. */
+void at_live_drop(void)
+{
+    at_shadow_drop();
+}
+
 void at_live_fork_prepare(void)
 {
     at_sites_fork_prepare();

@@ -21,7 +21,17 @@ __thread uint32_t at_ctx_mask AT_TLS;
 
 static atomic_int resolving;
 
+static void *next_symbol(const char *name)
+{
+    return dlsym(RTLD_NEXT, name);
+}
+
 void at_resolve_real(void)
+{
+    at_resolve_real_with(next_symbol);
+}
+
+void at_resolve_real_with(void *(*look)(const char *name))
 {
     if (at_real.free)
         return;
@@ -29,20 +39,20 @@ void at_resolve_real(void)
     if (!atomic_compare_exchange_strong(&resolving, &expected, 1))
         return;   /* dlsym is allocating: the caller falls back to the arena */
     struct at_real r;
-    r.malloc = dlsym(RTLD_NEXT, "malloc");
-    r.calloc = dlsym(RTLD_NEXT, "calloc");
-    r.realloc = dlsym(RTLD_NEXT, "realloc");
-    r.reallocarray = dlsym(RTLD_NEXT, "reallocarray");
-    r.posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
-    r.aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
-    r.memalign = dlsym(RTLD_NEXT, "memalign");
-    r.valloc = dlsym(RTLD_NEXT, "valloc");
-    r.pvalloc = dlsym(RTLD_NEXT, "pvalloc");
-    r.free = dlsym(RTLD_NEXT, "free");
+    r.malloc = look("malloc");
+    r.calloc = look("calloc");
+    r.realloc = look("realloc");
+    r.reallocarray = look("reallocarray");
+    r.posix_memalign = look("posix_memalign");
+    r.aligned_alloc = look("aligned_alloc");
+    r.memalign = look("memalign");
+    r.valloc = look("valloc");
+    r.pvalloc = look("pvalloc");
+    r.free = look("free");
     /* For reach.c's scan at exit, which must not call dlsym then: dlsym
      * resets the thread's dlerror state, freeing a string the program
      * still points to. */
-    r.usable_size = dlsym(RTLD_NEXT, "malloc_usable_size");
+    r.usable_size = look("malloc_usable_size");
     /* free last: it is the "resolved" flag. */
     at_real.malloc = r.malloc;
     at_real.calloc = r.calloc;

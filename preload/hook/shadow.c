@@ -262,16 +262,36 @@ static size_t scan_page(const struct leaf *l, uintptr_t base, size_t page,
     return n;
 }
 
-size_t at_shadow_collect(struct at_live_block *out, size_t max)
+/* The directory's entries in address order (insertion sort: a few dozen
+ * leaves a run, DIR_SIZE / 2 at most). Static: collect runs from a
+ * signal handler too, maybe on a small stack. */
+static uintptr_t by_address[DIR_SIZE / 2];
+
+static size_t leaves_in_order(void)
 {
-    size_t n = 0;
-    for (size_t d = 0; d < DIR_SIZE; d++) {
+    size_t k = 0;
+    for (size_t d = 0; d < DIR_SIZE && k < DIR_SIZE / 2; d++) {
         uintptr_t key = __atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE);
         if (!key)
             continue;
-        const struct leaf *l = dir[d].leaf;
+        size_t j = k++;
+        for (; j > 0 && by_address[j - 1] > key; j--)
+            by_address[j] = by_address[j - 1];
+        by_address[j] = key;
+    }
+    return k;
+}
+
+/* Every block, in address order: the exit scan sorts them by address,
+ * and blocks that come sorted spare it a copy of them all. */
+size_t at_shadow_collect(struct at_live_block *out, size_t max)
+{
+    size_t n = 0, leaves = leaves_in_order();
+    for (size_t k = 0; k < leaves; k++) {
+        uintptr_t key = by_address[k];
+        const struct leaf *l = find_leaf(key);
         uintptr_t base = (key - 1) << LEAF_SHIFT;
-        for (size_t page = 0; page < LEAF_PAGES; page++)
+        for (size_t page = 0; l && page < LEAF_PAGES; page++)
             if (page_touched(l, page))
                 n = scan_page(l, base, page, out, max, n);
     }
@@ -283,6 +303,20 @@ void at_shadow_exclusions(at_range_fn *add, void *ctx)
     for (size_t d = 0; d < DIR_SIZE; d++)
         if (__atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE))
             add(ctx, dir[d].leaf, PAGE + LEAF_BYTES);
+}
+
+/* The slots' memory given back, at exit once the blocks are collected:
+ * the scan and the report that follow need the room more. A thread still
+ * running that frees a block then finds no slot (the release is not
+ * recorded: nothing is after the report), one that allocates faults a
+ * zero page in. The leaves stay mapped and in the directory. */
+void at_shadow_drop(void)
+{
+    for (size_t d = 0; d < DIR_SIZE; d++) {
+        struct leaf *l = __atomic_load_n(&dir[d].key, __ATOMIC_ACQUIRE) ? dir[d].leaf : NULL;
+        if (l)
+            madvise(l->slots, LEAF_BYTES, MADV_DONTNEED);
+    }
 }
 
 void at_shadow_fork_prepare(void)

@@ -32,9 +32,11 @@
  *    block whose state rises is pushed on an explicit mark stack and its
  *    words scanned in turn (a block is pushed at most twice: linear).
  *    A second pass starts from glibc's own roots (see libc_roots).
- *    Before any lookup a word is tested against the 64 KiB regions that
- *    hold blocks (see struct chunk): most words of a large root are no
- *    block's and stop there.
+ *    A word is looked up by address (see struct chunk): its 64 KiB region
+ *    says whether it holds a block at all (most words of a large root stop
+ *    there) and, where blocks start, which one starts last before the
+ *    word's 256-byte grain: a constant number of reads per word, however
+ *    many blocks are live.
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
@@ -96,13 +98,20 @@ static inline uintptr_t word_at(uintptr_t a)
 }
 
 
+/* 24 bytes: with a million live blocks every byte here is a megabyte. */
 struct blk {
-    uintptr_t start, end;   /* end: start + size, or start + 1 for size 0 */
+    uintptr_t start;
     uint64_t size;
     uint32_t order;         /* index in the caller's array */
     uint8_t state, readable;
     uint8_t first_vtable;   /* its first word a vtable: 0 not known yet, 1 no, 2 yes */
 };
+
+/* start + size, or start + 1 for size 0 */
+static inline uintptr_t blk_end(const struct blk *b)
+{
+    return b->start + (b->size ? b->size : 1);
+}
 
 struct map {
     uintptr_t lo, hi;
@@ -122,47 +131,62 @@ struct range {
  * addresses - once a program had that many arena heaps or leaves. */
 #define EXCL_SLACK 64
 
-/* Block starts by address: most words that point into the heap point at
- * a block's start, found here with one cache miss instead of a binary
- * search's dozen; only interior pointers take the binary search. */
-struct hslot {
-    uintptr_t key;   /* 0: empty */
-    size_t idx;
-};
-
 /*
- * Which 64 KiB regions hold a byte of some block: a word that points into
- * none is no block's, whatever the hash and the binary search would say,
- * so it is dropped after a probe of a small table and a bit test. Words
- * between the lowest and the highest block are common where a program
- * keeps its own memory among the heap's mappings (GCC's garbage-collected
- * pages: 4.5 million such words a cc1plus run, each a binary search
- * before). A table of 1 GiB chunks (open addressing on the chunk number)
- * gives each chunk holding blocks a bitmap of its 16384 regions.
+ * Blocks by address, instead of a hash of block starts (16-32 bytes a
+ * block, a cache miss a probe) and a binary search for interior pointers
+ * (log2 of the live blocks, 20 steps at a million, the upper ones cache
+ * misses): a table of 1 GiB chunks (open addressing on the chunk number)
+ * gives each chunk holding blocks an entry per 64 KiB region:
+ *   0                  no byte of any block: the word is no block's;
+ *   block + 1          no block starts here: only that one, which started
+ *                      before, covers (part of) the region;
+ *   IN_GRAINS | t      blocks start here: grain table t, an entry per 256
+ *                      bytes, holds the last block (+ 1) starting before
+ *                      that grain's end.
+ * A word's block is then the grain's entry, stepped back past the blocks
+ * that start after the word in the same grain (glibc's chunks are 32
+ * bytes or more: at most 8), and checked against its end. Memory: 64 KiB
+ * a chunk and 1 KiB a region where blocks start, a few bytes a block on a
+ * heap of small ones. With blocks in more than MAX_CHUNKS chunks, or no
+ * memory, there is no table: every word between the lowest and the
+ * highest block takes the binary search.
  */
 #define REGION_SHIFT 16
 #define CHUNK_SHIFT 30
-#define CHUNK_WORDS ((1ul << (CHUNK_SHIFT - REGION_SHIFT)) / 64)
-#define MAX_CHUNKS 4096   /* 8 MiB of bitmaps; more: no filter */
+#define GRAIN_SHIFT 8
+#define CHUNK_REGIONS (1ul << (CHUNK_SHIFT - REGION_SHIFT))
+#define REGION_GRAINS (1ul << (REGION_SHIFT - GRAIN_SHIFT))
+#define IN_GRAINS (1u << 31)
+#define MAX_CHUNKS 512   /* 32 MiB of region entries; more: no table */
 
 struct chunk {
-    uintptr_t key;    /* chunk number + 1; 0: empty */
-    uint64_t *bits;   /* CHUNK_WORDS words */
+    uintptr_t key;        /* chunk number + 1; 0: empty */
+    uint32_t *regions;    /* CHUNK_REGIONS entries */
+};
+
+/* A lookup in flight (see defer): r the region entry until the grain
+ * entry g is read, then 0. */
+#define AHEAD 64
+struct pending {
+    uintptr_t p;
+    size_t g;
+    uint32_t r;
+    uint8_t from;
 };
 
 struct scan {
-    struct blk *b, *tmp;   /* tmp: the sort's other half */
-    size_t n;
-    struct hslot *hash;
-    size_t hmask;
+    struct blk *b;
+    size_t n, blen;        /* blen: the mapping of b */
     uintptr_t min, max;
-    size_t last_inner;     /* the block of the last interior pointer */
-    struct chunk *chunks;  /* NULL: no region filter */
+    struct chunk *chunks;  /* NULL: no table, binary search */
+    uint32_t *grains;      /* the grain tables, REGION_GRAINS entries each */
     int cshift;            /* 64 - log2 of the chunk table's size */
-    void *filter;          /* the table and the bitmaps, one mapping */
-    size_t filter_len;
+    void *index;           /* the chunks, regions and grains, one mapping */
+    size_t index_len;
     uint32_t *stack;
     size_t top;
+    struct pending ring[AHEAD];
+    unsigned ring_head, ring_n;
     struct map *maps;
     size_t nmaps;
     struct range *excl;    /* excl_cap of them, in scratch memory */
@@ -177,8 +201,8 @@ struct scan {
 
 /* ---- scratch --------------------------------------------------------------- */
 
-/* Large tables ask for transparent huge pages: the hash of block starts
- * is probed at random, and with 4 KiB pages each probe is a TLB miss too. */
+/* Large tables ask for transparent huge pages: the blocks are read at
+ * random, and with 4 KiB pages each read is a TLB miss too. */
 static void *scratch(size_t bytes)
 {
     if (bytes == 0)
@@ -680,7 +704,7 @@ static size_t first_ending_after(const struct scan *s, uintptr_t p)
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (s->b[mid].end <= p)
+        if (blk_end(&s->b[mid]) <= p)
             lo = mid + 1;
         else
             hi = mid;
@@ -693,60 +717,74 @@ static inline size_t chunk_slot(const struct scan *s, uintptr_t key)
     return (size_t)((key * 0x9e3779b97f4a7c15ull) >> s->cshift);
 }
 
-/* Whether p's 64 KiB region holds a byte of some block (see struct
- * chunk); without the filter, yes. */
-static inline int in_block_region(const struct scan *s, uintptr_t p)
+/* p's region entry (see struct chunk): 0 when no block has a byte there;
+ * without the table, 1 (every word goes to the binary search). */
+static inline uint32_t region_of(const struct scan *s, uintptr_t p)
 {
     if (!s->chunks)
         return 1;
     uintptr_t key = (p >> CHUNK_SHIFT) + 1;
     size_t mask = ((size_t)1 << (64 - s->cshift)) - 1;
     for (size_t i = chunk_slot(s, key); s->chunks[i].key; i = (i + 1) & mask)
-        if (s->chunks[i].key == key) {
-            size_t r = (p >> REGION_SHIFT) & (CHUNK_WORDS * 64 - 1);
-            return (int)(s->chunks[i].bits[r / 64] >> (r % 64) & 1);
-        }
+        if (s->chunks[i].key == key)
+            return s->chunks[i].regions[(p >> REGION_SHIFT) & (CHUNK_REGIONS - 1)];
     return 0;
 }
 
-/* Whether a word may point into a block: the quick tests, inlined into
- * the scanning loops, which most words (no heap pointers) go no further
- * than. */
-static inline int may_be_block(const struct scan *s, uintptr_t p)
+/* Whether a word may point into a block, and its region entry: the quick
+ * tests, inlined into the scanning loops, which most words (no heap
+ * pointers) go no further than. */
+static inline uint32_t may_be_block(const struct scan *s, uintptr_t p)
 {
-    return p >= s->min && p < s->max && in_block_region(s, p);
+    return p >= s->min && p < s->max ? region_of(s, p) : 0;
 }
 
-/* The block a word that may_be_block points into, or -1. An interior
- * pointer is first tried against the block of the last one, which saves
- * the binary search for 44% of them at perl's exit (228,000: its arenas
- * of values point into themselves), 65% at cc1plus's. */
-static long block_at(struct scan *s, uintptr_t p)
+/* The last block (+ 1) that starts before the end of p's grain, from p's
+ * region entry r (nonzero; the table built): one read of the table, none
+ * of the blocks. */
+static inline size_t grain_entry(const struct scan *s, uintptr_t p, uint32_t r)
 {
-    for (size_t i = at_mix64(p) & s->hmask; s->hash[i].key; i = (i + 1) & s->hmask)
-        if (s->hash[i].key == p)
-            return (long)s->hash[i].idx;
-    size_t lo = s->last_inner;
-    if (lo >= s->n || p < s->b[lo].start || p >= s->b[lo].end) {
-        lo = first_ending_after(s, p);
-        if (lo == s->n || p < s->b[lo].start)
-            return -1;
-        s->last_inner = lo;
-    }
-    const struct blk *b = &s->b[lo];
+    if (!(r & IN_GRAINS))
+        return r;
+    return s->grains[(size_t)(r & ~IN_GRAINS) * REGION_GRAINS +
+                     ((p >> GRAIN_SHIFT) & (REGION_GRAINS - 1))];
+}
+
+/* The block p points into, from its grain entry g, or -1: the blocks
+ * that start after p in its grain are stepped back over. */
+static long block_from(const struct scan *s, uintptr_t p, size_t g)
+{
+    while (g && s->b[g - 1].start > p)
+        g--;
+    if (!g)
+        return -1;
+    const struct blk *b = &s->b[g - 1];
+    uintptr_t end = blk_end(b);
+    if (p >= end)
+        return -1;
     /* A chunk header of glibc's (see above), not the program's pointer.
      * The usable size is at least the size, so only a word in the
      * block's last 8 bytes can be one: the others skip the call. */
-    if (p != b->start && p + WORD >= b->end && s->usable &&
+    if (p != b->start && p + WORD >= end && s->usable &&
         p + WORD == b->start + s->usable((void *)b->start))
         return -1;
-    return (long)lo;
+    return (long)g - 1;
+}
+
+/* The block a word with region entry r (nonzero) points into, or -1. */
+static long block_at(const struct scan *s, uintptr_t p, uint32_t r)
+{
+    if (s->chunks)
+        return block_from(s, p, grain_entry(s, p, r));
+    size_t i = first_ending_after(s, p);
+    return block_from(s, p, i < s->n && s->b[i].start <= p ? i + 1 : 0);
 }
 
 /* The block a word points into, or -1. */
 static inline long find_block(struct scan *s, uintptr_t p)
 {
-    return may_be_block(s, p) ? block_at(s, p) : -1;
+    uint32_t r = may_be_block(s, p);
+    return r ? block_at(s, p, r) : -1;
 }
 
 /* A vtable as memcheck recognises one: in a readable file mapping, and of
@@ -813,9 +851,11 @@ static int heuristic(const struct scan *s, struct blk *b, uintptr_t p)
     return 0;
 }
 
+/* The block's first line is prefetched: it is read when popped. */
 static inline void push(struct scan *s, size_t i)
 {
     s->stack[s->top++] = (uint32_t)i;
+    __builtin_prefetch((const void *)s->b[i].start);
 }
 
 /* A FILE of stdio (its _flags carry _IO_MAGIC): a stream the program left
@@ -828,9 +868,10 @@ static int is_stream(const struct blk *b)
 
 /* A word found from a root or from a block being marked, that
  * may_be_block passed. */
-static __attribute__((noinline)) void reach_block(struct scan *s, uintptr_t p, enum from from)
+/* Block i (or -1), pointed to by p, found from a root or from a block
+ * being marked. */
+static void reach_block(struct scan *s, uintptr_t p, long i, enum from from)
 {
-    long i = block_at(s, p);
     if (i < 0)
         return;
     struct blk *b = &s->b[i];
@@ -854,10 +895,61 @@ static __attribute__((noinline)) void reach_block(struct scan *s, uintptr_t p, e
     }
 }
 
+/*
+ * Lookups in flight. A word that may point into a block takes two reads
+ * the caches rarely hold with a large heap: its grain entry, then the
+ * block. So each waits in a ring of AHEAD: the grain entry is prefetched
+ * when the word comes in, read (and the block prefetched) AHEAD / 2
+ * words later, and the block read AHEAD words later; that many misses
+ * overlap instead of following each other. Marking converges to the
+ * same states in any order (a block's state only rises, and a block
+ * whose state rises is scanned again), so the delay changes no kind;
+ * every phase drains the ring before it ends (see mark).
+ */
+static void defer_one(struct scan *s)
+{
+    struct pending *e = &s->ring[s->ring_head];
+    s->ring_head = (s->ring_head + 1) % AHEAD;
+    s->ring_n--;
+    size_t g = e->r ? grain_entry(s, e->p, e->r) : e->g;
+    reach_block(s, e->p, block_from(s, e->p, g), (enum from)e->from);
+}
+
+static __attribute__((noinline)) void defer(struct scan *s, uintptr_t p, uint32_t r,
+                                            enum from from)
+{
+    if (!s->chunks) {
+        reach_block(s, p, block_at(s, p, r), from);
+        return;
+    }
+    if (s->ring_n == AHEAD)
+        defer_one(s);
+    struct pending *e = &s->ring[(s->ring_head + s->ring_n++) % AHEAD];
+    *e = (struct pending){ .p = p, .from = (uint8_t)from };
+    if (r & IN_GRAINS) {
+        e->r = r;
+        __builtin_prefetch(&s->grains[(size_t)(r & ~IN_GRAINS) * REGION_GRAINS +
+                                      ((p >> GRAIN_SHIFT) & (REGION_GRAINS - 1))]);
+    } else {
+        e->g = r;
+        __builtin_prefetch(&s->b[r - 1]);
+    }
+    if (s->ring_n > AHEAD / 2) {
+        struct pending *m = &s->ring[(s->ring_head + s->ring_n - 1 - AHEAD / 2) % AHEAD];
+        if (m->r) {
+            m->g = grain_entry(s, m->p, m->r);
+            m->r = 0;
+            if (m->g)
+                __builtin_prefetch(&s->b[m->g - 1]);
+        }
+    }
+}
+
 static inline void reach(struct scan *s, uintptr_t p, enum from from)
 {
-    if (may_be_block(s, p))
-        reach_block(s, p, from);
+    uint32_t r = may_be_block(s, p);
+    if (r)
+        defer(s, p, r, from);
 }
 
 static void scan_words(struct scan *s, uintptr_t lo, uintptr_t hi)
@@ -897,8 +989,8 @@ static void scan_root_gaps(struct scan *s, uintptr_t lo, uintptr_t hi)
     for (; a < s->n && s->b[a].start < hi && lo < hi; a++) {
         if (s->b[a].start > lo)
             scan_resident(s, lo, s->b[a].start);
-        if (s->b[a].end > lo)
-            lo = s->b[a].end;
+        if (blk_end(&s->b[a]) > lo)
+            lo = blk_end(&s->b[a]);
     }
     if (lo < hi)
         scan_resident(s, lo, hi);
@@ -920,10 +1012,23 @@ static void scan_root(struct scan *s, uintptr_t lo, uintptr_t hi)
         scan_root_gaps(s, lo, hi);
 }
 
+/* Blocks are popped last in, first out: a block pushed long before is
+ * prefetched POP_AHEAD blocks before it is popped (if no more are pushed
+ * meanwhile), besides when pushed. */
+#define POP_AHEAD 4
+
 static void mark(struct scan *s)
 {
-    while (s->top) {
+    for (;;) {
+        if (!s->top) {
+            if (!s->ring_n)
+                return;
+            defer_one(s);
+            continue;
+        }
         struct blk *b = &s->b[s->stack[--s->top]];
+        if (s->top >= POP_AHEAD)
+            __builtin_prefetch((const void *)s->b[s->stack[s->top - POP_AHEAD]].start);
         if (!b->readable)
             continue;
         enum from from = b->state == LIBC       ? FROM_LIBC
@@ -960,7 +1065,7 @@ static void clique(struct scan *s, size_t h)
 static void block_chunks(const struct blk *b, uintptr_t *first, uintptr_t *last)
 {
     *first = b->start >> CHUNK_SHIFT;
-    *last = (b->end - 1) >> CHUNK_SHIFT;
+    *last = (blk_end(b) - 1) >> CHUNK_SHIFT;
 }
 
 /* How many distinct chunks the blocks (sorted by start) cover, counting
@@ -980,46 +1085,89 @@ static size_t count_chunks(const struct scan *s, size_t max)
     return count;
 }
 
-static uint64_t *chunk_bits(struct scan *s, uintptr_t chunk, uint64_t **next_bits)
+/* How many distinct regions blocks start in (the grain tables). */
+static size_t count_start_regions(const struct scan *s)
 {
-    uintptr_t key = chunk + 1;
+    size_t count = 0;
+    for (size_t i = 0; i < s->n; i++)
+        count += i == 0 || s->b[i].start >> REGION_SHIFT != s->b[i - 1].start >> REGION_SHIFT;
+    return count;
+}
+
+/* Region r's entry, its chunk's regions taken from *next when new. */
+static uint32_t *region_entry(struct scan *s, uintptr_t r, uint32_t **next)
+{
+    uintptr_t key = (r >> (CHUNK_SHIFT - REGION_SHIFT)) + 1;
     size_t mask = ((size_t)1 << (64 - s->cshift)) - 1, i = chunk_slot(s, key);
     for (; s->chunks[i].key; i = (i + 1) & mask)
         if (s->chunks[i].key == key)
-            return s->chunks[i].bits;
-    s->chunks[i] = (struct chunk){ key, *next_bits };
-    *next_bits += CHUNK_WORDS;
-    return s->chunks[i].bits;
+            break;
+    if (!s->chunks[i].key) {
+        s->chunks[i] = (struct chunk){ key, *next };
+        *next += CHUNK_REGIONS;
+    }
+    return &s->chunks[i].regions[r & (CHUNK_REGIONS - 1)];
 }
 
-/* Builds the region filter (see struct chunk), in scratch memory the
- * roots leave out; none when the blocks are spread over too many chunks
- * or there is no memory: every word then goes to the lookups. */
-static void build_filter(struct scan *s)
+/* Fills the blocks into the table (see struct chunk), in address order:
+ * each grain of a region where blocks start gets the last block (+ 1)
+ * that starts before the grain's end; each region a block covers without
+ * a start, that block (+ 1). */
+static void fill_index(struct scan *s, uint32_t *next_regions)
+{
+    uint32_t *grains = NULL, last = 0, ntables = 0;
+    uintptr_t grains_region = 0;
+    size_t filled = 0;   /* grains of the current table set so far */
+    for (size_t i = 0; i < s->n; i++) {
+        const struct blk *b = &s->b[i];
+        uintptr_t r = b->start >> REGION_SHIFT, r_end = (blk_end(b) - 1) >> REGION_SHIFT;
+        if (!grains || r != grains_region) {
+            for (; grains && filled < REGION_GRAINS; filled++)
+                grains[filled] = last;
+            *region_entry(s, r, &next_regions) = IN_GRAINS | ntables;
+            grains = s->grains + (size_t)ntables++ * REGION_GRAINS;
+            grains_region = r;
+            filled = 0;
+        }
+        size_t g = (b->start >> GRAIN_SHIFT) & (REGION_GRAINS - 1);
+        for (; filled < g; filled++)
+            grains[filled] = last;
+        grains[g] = last = (uint32_t)i + 1;
+        filled = g + 1;
+        for (uintptr_t c = r + 1; c <= r_end; c++) {
+            uint32_t *e = region_entry(s, c, &next_regions);
+            if (!*e)
+                *e = (uint32_t)i + 1;
+        }
+    }
+    for (; grains && filled < REGION_GRAINS; filled++)
+        grains[filled] = last;
+}
+
+/* Builds the table (see struct chunk), in scratch memory the roots leave
+ * out; none when the blocks are spread over too many chunks or there is
+ * no memory: every word then goes to the binary search. */
+static void build_index(struct scan *s)
 {
     size_t nchunks = count_chunks(s, MAX_CHUNKS), slots = 16;
     if (nchunks == 0 || nchunks > MAX_CHUNKS)
         return;
     while (slots < 2 * nchunks)
         slots *= 2;
-    size_t len = slots * sizeof(struct chunk) + nchunks * CHUNK_WORDS * sizeof(uint64_t);
+    size_t ntables = count_start_regions(s);
+    size_t len = slots * sizeof(struct chunk) + nchunks * CHUNK_REGIONS * sizeof(uint32_t) +
+                 ntables * REGION_GRAINS * sizeof(uint32_t);
     char *m = scratch(len);
     if (!m)
         return;
-    s->filter = m;
-    s->filter_len = len;
+    s->index = m;
+    s->index_len = len;
     exclude(s, m, len);
     s->chunks = (struct chunk *)m;
     s->cshift = 64 - __builtin_ctzl(slots);
-    uint64_t *next_bits = (uint64_t *)(m + slots * sizeof(struct chunk));
-    for (size_t i = 0; i < s->n; i++) {
-        uintptr_t r = s->b[i].start >> REGION_SHIFT, last = (s->b[i].end - 1) >> REGION_SHIFT;
-        for (; r <= last; r++) {
-            uint64_t *bits = chunk_bits(s, r >> (CHUNK_SHIFT - REGION_SHIFT), &next_bits);
-            size_t k = r & (CHUNK_WORDS * 64 - 1);
-            bits[k / 64] |= 1ull << (k % 64);
-        }
-    }
+    uint32_t *regions = (uint32_t *)(m + slots * sizeof(struct chunk));
+    s->grains = regions + nchunks * CHUNK_REGIONS;
+    fill_index(s, regions);
 }
 
 /* End of the ascending run of blocks that starts at i. */
@@ -1147,29 +1295,53 @@ static const uint8_t kind_of[] = {
     [POSSIBLE] = AT_KIND_POSSIBLE, [REACHABLE] = AT_KIND_REACHABLE, [LIBC] = AT_KIND_LIBC,
 };
 
+/* Whether [a, a + len) lies in readable mappings; *m the mapping of the
+ * last call, tried first (the blocks come in address order). */
+static int readable_near(const struct scan *s, const struct map **m, uintptr_t a, size_t len)
+{
+    if (*m && a >= (*m)->lo && a + len <= (*m)->hi)
+        return (*m)->r;
+    *m = map_of(s, a);
+    return readable(s, a, len);
+}
+
+/* The blocks into s->b by address, with their places in `all`. They come
+ * in address order from at_live_collect (shadow.c's leaves in order), so
+ * the sort's second half is mapped only when they do not. */
+static int blocks_by_address(struct scan *s, const struct at_live_block *all, size_t n)
+{
+    int sorted = 1;
+    for (size_t i = 0; i < n; i++) {
+        s->b[i] = (struct blk){ .start = all[i].id, .size = at_live_size(&all[i]),
+                                .order = (uint32_t)i };
+        sorted &= i == 0 || all[i - 1].id <= all[i].id;
+    }
+    if (!sorted) {
+        struct blk *t = scratch(s->blen);
+        if (!t)
+            return -1;
+        struct blk *out = sort_blocks(s->b, t, n);
+        scratch_free(out == t ? s->b : t, s->blen);
+        s->b = out;
+    }
+    exclude(s, s->b, s->blen);
+    s->n = n;
+    return 0;
+}
+
 static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t size = at_live_size(&all[i]);
-        s->b[i] = (struct blk){ .start = all[i].id, .size = size,
-                                .end = all[i].id + (size ? size : 1), .order = (uint32_t)i };
-    }
-    s->b = sort_blocks(s->b, s->tmp, n);
-    s->n = n;
-    for (size_t i = 0; i < n; i++) {
-        size_t h = at_mix64(s->b[i].start) & s->hmask;
-        while (s->hash[h].key)
-            h = (h + 1) & s->hmask;
-        s->hash[h] = (struct hslot){ s->b[i].start, i };
-    }
+    if (blocks_by_address(s, all, n) != 0)
+        return -1;
     s->min = n ? s->b[0].start : 0;
     s->max = 0;
+    const struct map *m = NULL;
     for (size_t i = 0; i < n; i++) {
-        if (s->b[i].end > s->max)
-            s->max = s->b[i].end;
-        s->b[i].readable = (uint8_t)readable(s, s->b[i].start, s->b[i].size);
+        if (blk_end(&s->b[i]) > s->max)
+            s->max = blk_end(&s->b[i]);
+        s->b[i].readable = (uint8_t)readable_near(s, &m, s->b[i].start, s->b[i].size);
     }
-    build_filter(s);
+    build_index(s);
     exclude_arena_heaps(s);
     thread_stacks(s);
     libc_roots(s);
@@ -1202,11 +1374,8 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     if (n >> 31)
         return "too many live blocks";
     struct scan s = { 0 };
-    size_t slots = 16;
-    while (slots < 2 * n)
-        slots *= 2;
-    size_t cap = 0, blen = n * sizeof *s.b, slen = (2 * n + 1) * sizeof *s.stack;
-    size_t hlen = slots * sizeof *s.hash;
+    size_t cap = 0, slen = (2 * n + 1) * sizeof *s.stack;
+    s.blen = n * sizeof *s.b;
     char *text = NULL;
     size_t len = read_maps(&text, &cap);
     size_t lines = 0;
@@ -1217,23 +1386,16 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
     s.excl_cap = lines + tables + EXCL_SLACK;
     size_t elen = s.excl_cap * sizeof *s.excl;
     s.excl = scratch(elen);
-    s.b = scratch(blen);
-    s.tmp = scratch(blen);
-    struct blk *b0 = s.b, *t0 = s.tmp;
+    s.b = scratch(s.blen);
     s.stack = scratch(slen);
     s.maps = scratch(mlen);
-    s.hash = scratch(hlen);
-    s.hmask = slots - 1;
     int rc = -1;
     if (!s.excl)
         s.excl_cap = 0;
-    if (len && s.b && s.tmp && s.stack && s.maps && s.hash && s.excl) {
+    if (len && s.b && s.stack && s.maps && s.excl) {
         exclude(&s, s.excl, elen);
-        exclude(&s, s.hash, hlen);
-        exclude(&s, s.tmp, blen);
         s.nmaps = parse_maps(text, len, s.maps, lines + 1);
         exclude(&s, all, n * sizeof *all);
-        exclude(&s, s.b, blen);
         exclude(&s, s.stack, slen);
         exclude(&s, s.maps, mlen);
         exclude(&s, text, cap);
@@ -1241,13 +1403,11 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
         rc = classify(&s, all, n, kind);
     }
     scratch_free(text, cap);
-    scratch_free(b0, blen);
-    scratch_free(t0, blen);
+    scratch_free(s.b, s.blen);
     scratch_free(s.stack, slen);
     scratch_free(s.maps, mlen);
-    scratch_free(s.hash, hlen);
     scratch_free(s.excl, elen);
-    scratch_free(s.filter, s.filter_len);
+    scratch_free(s.index, s.index_len);
     return rc < 0 ? (len ? "no memory for the scan" : "/proc/self/maps cannot be read") : NULL;
 }
 

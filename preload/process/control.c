@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tracer.h"
@@ -49,6 +50,7 @@
 static int (*detach_fn)(char *detail, size_t cap);
 static atomic_int signal_pending;
 static atomic_int ctl_tid;
+static atomic_int stopping;   /* at_control_stop: the thread ends */
 
 void at_control_on_detach(int (*fn)(char *detail, size_t cap))
 {
@@ -91,8 +93,9 @@ static void verb_status(struct answer *a)
     put(a, path[0] ? path : at_writer_path());
     put(a, " tracing=");
     put(a, at_state == AT_STATE_ACTIVE && at_enabled ? "on" : "off");
-    /* Sampling (--sample) is not built yet: every allocation is traced. */
-    put(a, " sample=0");
+    /* The sampling interval in bytes (--sample, sample.c); 0: every call. */
+    put(a, " sample=");
+    put_num(a, at_cfg.sample);
 }
 
 static void verb_toggle(struct answer *a, const char *arg)
@@ -224,6 +227,12 @@ static void *control_main(void *arg)
     if (at_cfg.snapshot_signal)
         sigdelset(&during, at_cfg.snapshot_signal);
     for (;;) {
+        if (atomic_load(&stopping)) {   /* an attach's end: socket and thread go */
+            at_outfd_hidden_close();
+            atomic_store(&stopping, 0);
+            atomic_store(&ctl_tid, 0);
+            return NULL;
+        }
         int fd = at_outfd_hidden();
         if (fd < 0)
             return NULL;   /* the program put a file of its own there */
@@ -314,6 +323,31 @@ static void start(int install_signal)
 void at_control_start(void)
 {
     start(1);
+}
+
+/*
+ * An attach's end (process/attach.c): the thread ends and the socket
+ * closes, so that nothing of the tracer's runs in the process left to
+ * itself and a later attach opens both again. Called on the control
+ * thread (a detach request), the thread ends after sending its answer;
+ * from another thread (gdb's at_detach), shutdown wakes its ppoll and the
+ * end is waited for (2 s at most).
+ */
+void at_control_stop(void)
+{
+    int tid = atomic_load(&ctl_tid);
+    if (tid <= 0)
+        return;
+    atomic_store(&stopping, 1);
+    if (tid == (int)syscall(SYS_gettid))
+        return;
+    int fd = at_outfd_hidden();
+    if (fd >= 0)
+        shutdown(fd, SHUT_RDWR);
+    for (int i = 0; i < 2000 && atomic_load(&ctl_tid) > 0; i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
 }
 
 /* A forked child: the parent's socket and thread are the parent's. */

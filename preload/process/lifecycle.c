@@ -119,7 +119,7 @@ void at_finish(void)
             at_writer_keep();      /* a child's report is its trace, leaks or none */
             at_handoff_finish();   /* the keeper's records first */
             at_maps_refresh();
-            at_leakreport_write(0);
+            at_leakreport_write_at_exit();
             at_writer_flush();
             at_state = AT_STATE_OFF;
         }
@@ -432,6 +432,9 @@ static const char *malloc_taken_by(void)
 
 void at_start(void)
 {
+#ifdef AT_ATTACH_BUILD
+    return;   /* loaded into a running process: only at_attach starts it */
+#endif
     int expected = 0;
     if (!atomic_compare_exchange_strong(&started, &expected, 1))
         return;
@@ -507,4 +510,64 @@ __attribute__((constructor)) static void at_init(void)
                 "keeping live blocks on the program's threads", "");
     at_guard = saved;
     errno = e;
+}
+
+/* ---- a late start: attach (process/attach.c) ------------------------------ */
+
+/*
+ * What at_start does, in a process that is already running and was not
+ * started with the tracer. Not done: editing LD_PRELOAD (the tracer is not
+ * in it), the probe of who owns malloc (attach.c redirects the calls
+ * itself), the signal, exit and quick_exit handlers (installing them would
+ * change what the running program sees of its own signals; the destructor
+ * still writes the trace at exit), the toggle signal. Full mode only: a
+ * leaks report needs every block from the start. What is set up once
+ * (maps, libunwind, sites, the fork handlers) stays for the next attach.
+ */
+int at_start_late(void)
+{
+    static int once;
+    my_pid = getpid();
+    if (at_config_load() < 0)
+        return -1;
+    if (at_cfg.leaks_mode) {
+        at_warn("leaks mode needs every block from the start: ",
+                "an attached tracer records in full mode", "");
+        return -1;
+    }
+    at_cfg.follow_exec = 0;
+    at_cfg.toggle_signal = 0;
+    static int sampler_set_up;
+    if (!once) {
+        at_maps_init(at_append_raw);
+        at_unwind_init();
+        at_sites_init();
+        pthread_atfork(fork_prepare, fork_parent, fork_child);
+        once = 1;
+    } else {
+        at_maps_reset();   /* the new file gets its own map lines */
+    }
+    if (at_cfg.sample && !sampler_set_up) {   /* --sample (hook/sample.c) */
+        at_sample_init();
+        sampler_set_up = 1;
+    }
+    at_sampling = at_cfg.sample != 0;   /* a later attach may not sample */
+    if (at_writer_open(my_pid, 0) < 0)
+        return -1;
+    atomic_store(&finished, 0);
+    at_maps_refresh();
+    at_writer_flush();
+    at_enabled = at_cfg.start_enabled;
+    at_state = AT_STATE_ACTIVE;
+    atomic_store(&started, 2);
+    at_writer_start_thread();
+    at_control_start();   /* snapshots and detach without gdb (control.c) */
+    return 0;
+}
+
+void at_stop_late(void)
+{
+    at_state = AT_STATE_OFF;
+    at_control_stop();
+    at_writer_detach();
 }

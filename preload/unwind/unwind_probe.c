@@ -135,63 +135,13 @@ static void *redirect_for(const char *name)
     return NULL;
 }
 
-/* ---- the object's relocations ------------------------------------------- */
+/* ---- libunwind's slots (hook/got.c rewrites them) ----------------------- */
 
-struct object {
-    uintptr_t base;
-    const ElfW(Sym) *symtab;
-    const char *strtab;
-    uintptr_t relro_lo, relro_hi;   /* read-only after relocation */
-};
-
-/* Dynamic-section addresses are relocated in place by the loader on
- * x86-64; an unrelocated one is an offset from the base. */
-static uintptr_t dyn_ptr(const struct object *o, ElfW(Addr) v)
+static int redirect_slot(const struct at_got *g, void **slot, const char *name, void *arg)
 {
-    return v < o->base ? o->base + v : v;
-}
-
-static int relro_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    struct object *o = data;
-    if (info->dlpi_addr != o->base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        if (info->dlpi_phdr[i].p_type == PT_GNU_RELRO) {
-            o->relro_lo = o->base + info->dlpi_phdr[i].p_vaddr;
-            o->relro_hi = o->relro_lo + info->dlpi_phdr[i].p_memsz;
-        }
-    return 1;
-}
-
-static int store_slot(const struct object *o, void **slot, void *fn)
-{
-    uintptr_t a = (uintptr_t)slot;
-    if (a < o->relro_lo || a >= o->relro_hi) {
-        __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-        return 0;
-    }
-    uintptr_t page = a & ~(uintptr_t)4095;
-    if (mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
-        return -1;
-    __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-    return mprotect((void *)page, 4096, PROT_READ);
-}
-
-/* Rewrites the slots of `n` relocations at `rel`; -1 if one could not be. */
-static int patch_relocs(const struct object *o, const ElfW(Rela) *rel, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned type = ELF64_R_TYPE(rel[i].r_info);
-        if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
-            continue;
-        const ElfW(Sym) *sym = &o->symtab[ELF64_R_SYM(rel[i].r_info)];
-        void *fn = redirect_for(o->strtab + sym->st_name);
-        if (fn && store_slot(o, (void **)(o->base + rel[i].r_offset), fn) != 0)
-            return -1;
-    }
-    return 0;
+    (void)arg;
+    void *fn = redirect_for(name);
+    return fn && at_got_store(g, slot, fn) != 0 ? -1 : 0;
 }
 
 static int process_vm_readv_works(void)
@@ -203,31 +153,9 @@ static int process_vm_readv_works(void)
 int at_unwind_probe_install(void *handle)
 {
     struct link_map *lm;
-    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm->l_ld)
+    struct at_got g;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || at_got_open_base(&g, lm->l_addr) != 0 ||
+        !process_vm_readv_works())
         return -1;
-    struct object o = { .base = lm->l_addr };
-    const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-    size_t jmprel_size = 0, rela_size = 0;
-    for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
-        switch (d->d_tag) {
-        case DT_SYMTAB: o.symtab = (const ElfW(Sym) *)dyn_ptr(&o, d->d_un.d_ptr); break;
-        case DT_STRTAB: o.strtab = (const char *)dyn_ptr(&o, d->d_un.d_ptr); break;
-        case DT_JMPREL: jmprel = (const ElfW(Rela) *)dyn_ptr(&o, d->d_un.d_ptr); break;
-        case DT_PLTRELSZ: jmprel_size = d->d_un.d_val; break;
-        case DT_RELA: rela = (const ElfW(Rela) *)dyn_ptr(&o, d->d_un.d_ptr); break;
-        case DT_RELASZ: rela_size = d->d_un.d_val; break;
-        case DT_PLTREL:
-            if (d->d_un.d_val != DT_RELA)
-                return -1;
-            break;
-        }
-    }
-    if (!o.symtab || !o.strtab || !process_vm_readv_works())
-        return -1;
-    dl_iterate_phdr(relro_cb, &o);
-    if (jmprel && patch_relocs(&o, jmprel, jmprel_size / sizeof *jmprel) != 0)
-        return -1;
-    if (rela && patch_relocs(&o, rela, rela_size / sizeof *rela) != 0)
-        return -1;
-    return 0;
+    return at_got_each(&g, redirect_slot, NULL) != 0 ? -1 : 0;
 }

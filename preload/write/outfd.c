@@ -427,6 +427,20 @@ void at_outfd_fork_child(void)
     at_zframe_fork_child();
 }
 
+/* Attach's end (process/attach.c): the trace is closed and forgotten; the
+ * next at_outfd_create starts a new one, not cut. */
+void at_outfd_close(void)
+{
+    pthread_mutex_lock(&fd_lock);
+    int fd = atomic_exchange(&out_fd, -1);
+    if (fd >= 0 && is_trace(fd))
+        __close(fd);
+    out_path[0] = '\0';
+    transient = 0;
+    cut = 0;
+    pthread_mutex_unlock(&fd_lock);
+}
+
 /* ---- the close family -------------------------------------------------- */
 
 /* ---- the control socket (control.c) ------------------------------------ */

@@ -199,6 +199,7 @@ static int inflight;
 static int threaded;         /* the writer thread runs in this process */
 static atomic_int thread_state;   /* 0 not wanted, 1 to start, 2 started or failed */
 static int threads_allowed;  /* the constructor has run */
+static int stop_thread;      /* at_writer_detach asks the writer thread to end */
 static __thread int on_writer AT_TLS;   /* this is the writer thread */
 
 static void write_buffer(int b, size_t n);
@@ -292,8 +293,18 @@ static void *writer_main(void *arg)
             until.tv_nsec -= 1000000000L;
             until.tv_sec++;
         }
-        while (!q_count && pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
+        while (!q_count && !stop_thread &&
+               pthread_cond_timedwait(&work_cv, &wr_lock, &until) == 0)
             ;
+        if (stop_thread && !q_count) {   /* at_writer_detach: nothing left to write */
+            stop_thread = 0;
+            threaded = 0;
+            on_writer = 0;
+            atomic_store(&thread_state, 0);
+            pthread_cond_broadcast(&done_cv);
+            pthread_mutex_unlock(&wr_lock);
+            return NULL;
+        }
         if (q_count) {
             size_t n;
             int b = dequeue(&n);
@@ -601,6 +612,7 @@ int at_writer_open(pid_t pid, int child)
     uint64_t fork_index = counter;   /* a child: the parent's last index */
     parent_pid = child ? out_pid : 0;
     out_pid = pid;
+    sealed = 0;   /* a new attach after a detach (at_writer_detach) */
     buf_len = 0;
     counter = 0;
     records = 0;
@@ -825,6 +837,34 @@ void at_writer_cut_signal(int sig)
         at_outfd_cut("killed by signal", detail);
     else if (records == 0)
         discard_unwritten();
+}
+
+/*
+ * Attach's end (process/attach.c): everything buffered is written, the
+ * writer thread ends (waited for: the library stays loaded, but nothing
+ * of the tracer's may run once the process is left to itself) and the
+ * trace is closed. Sealed, so a record that a thread still inside a hook
+ * adds afterwards is never written; the next at_writer_open unseals.
+ */
+void at_writer_detach(void)
+{
+    if (!bufs[0] || getpid() != out_pid)
+        return;
+    lock_ev();
+    flush_locked();
+    pthread_mutex_lock(&wr_lock);
+    drain_pending();
+    sealed = 1;
+    if (threaded) {
+        stop_thread = 1;
+        pthread_cond_broadcast(&work_cv);
+        while (threaded)
+            pthread_cond_wait(&done_cv, &wr_lock);
+    }
+    pthread_mutex_unlock(&wr_lock);
+    buf_len = 0;
+    unlock_ev();
+    at_outfd_close();
 }
 
 void at_writer_close(void)

@@ -276,6 +276,54 @@ static void test_leak_gate_and_leaks_mode_refuse_sampling(void **state)
     h_cleanup();
 }
 
+/* A snapshot of a sampled run is a sampled trace: its live blocks are
+ * estimates, and its report says so. */
+static void test_snapshot_of_a_sampled_run_is_estimated(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir(), *p = prog(), *launcher = h_path("scripts/alloctrace");
+    const char *argv[] = { launcher, "--sample", "16k", "--snapshot-signal", "USR1", "-o",
+                           "s.trace", p, "snapshot", NULL };
+    const char *env[] = { SEED, NULL };
+    h_result r = h_run(argv, env, dir);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    char *snap = h_fmt("%s/s.trace.snap1.txt", dir);
+    char *text = h_read_file(snap, NULL);
+    assert_non_null(text);
+    h_has(text, ", sampling interval=16384, ");
+    h_result s = pp("--format stats", snap);
+    assert_int_equal(s.status, 0);
+    h_has(s.out, "\"estimated\": true");
+    /* 10000 blocks of 1.5 to 2.5 KB live at the snapshot: ~20 MB. */
+    uint64_t live = json_u64(s.out, "leaked_bytes");
+    printf("live at the snapshot: %llu bytes estimated\n", (unsigned long long)live);
+    assert_true(live > 17000000 && live < 23000000);
+    h_result_free(&s);
+    free(text);
+    free(snap);
+    free(launcher);
+    free(p);
+    h_cleanup();
+}
+
+/* The gate's judging, given a sampled trace by hand: nothing to judge. */
+static void test_gate_does_not_judge_a_sampled_trace(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *env[] = { "ALLOCTRACE_SAMPLE=64k", SEED, NULL };
+    char *sampled = trace(dir, "sampled.txt", NULL, env);
+    h_result r = pp("--gate", sampled);
+    assert_int_equal(r.status, 3);
+    h_has(r.out, "nothing trustworthy to judge: a sampled trace (alloctrace --sample): the gate "
+                 "judges every block, never a sample");
+    h_lacks(r.out, "site_medium");   /* no sampled block listed as a leak */
+    h_result_free(&r);
+    free(sampled);
+    h_cleanup();
+}
+
 static void test_toggle_signal_switches_sampling_off_and_on(void **state)
 {
     (void)state;
@@ -596,6 +644,8 @@ int main(void)
         cmocka_unit_test_teardown(test_fork_beside_threads, h_teardown),
         cmocka_unit_test_teardown(test_bad_sample_refused_before_the_program_runs, h_teardown),
         cmocka_unit_test_teardown(test_leak_gate_and_leaks_mode_refuse_sampling, h_teardown),
+        cmocka_unit_test_teardown(test_gate_does_not_judge_a_sampled_trace, h_teardown),
+        cmocka_unit_test_teardown(test_snapshot_of_a_sampled_run_is_estimated, h_teardown),
         cmocka_unit_test_teardown(test_toggle_signal_switches_sampling_off_and_on, h_teardown),
         cmocka_unit_test_teardown(test_sampled_trace_through_every_output, h_teardown),
         cmocka_unit_test_teardown(test_pprof_of_full_leaks_and_sampled_traces_reads_back,

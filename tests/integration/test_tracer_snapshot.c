@@ -361,6 +361,35 @@ static void test_control_off_leaves_no_socket(void **state)
     assert_int_equal(finish(&p), 0);
 }
 
+static void test_control_socket_survives_the_program_closing_every_descriptor(void **state)
+{
+    (void)state;
+    prog p = start("leaks", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "closeall"), "ok");
+    h_result r = ctl(p.pid, "status", NULL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, "mode=leaks ");
+    assert_int_equal(finish(&p), 0);
+}
+
+static void test_forked_child_answers_on_its_own_socket(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    char *line = cmd(&p, "fork");
+    int child = 0;
+    assert_int_equal(sscanf(line, "child %d", &child), 1);
+    h_result r = ctl(child, "status", NULL);
+    h_result parent = ctl(p.pid, "status", NULL);
+    kill(child, SIGKILL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, h_fmt("mode=full pid=%d trace=%s.%d ", child, p.trace, child));
+    h_has(parent.out, h_fmt("mode=full pid=%d trace=%s ", p.pid, p.trace));
+    /* The launcher waits for the whole tree and reports the child's
+     * SIGKILL (137): not what this test is about. */
+    finish(&p);
+}
+
 static void test_another_users_request_is_refused(void **state)
 {
     (void)state;
@@ -393,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),
         cmocka_unit_test(test_snapshot_of_an_untraced_process_says_it_is_not_traced),
         cmocka_unit_test(test_control_off_leaves_no_socket),
+        cmocka_unit_test(test_control_socket_survives_the_program_closing_every_descriptor),
+        cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
         cmocka_unit_test(test_another_users_request_is_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

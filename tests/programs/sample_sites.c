@@ -8,6 +8,9 @@
  *                           without it the signal ends the program), then
  *                           site_calloc
  *   sample_sites threads N  the sites in N threads at once
+ *   sample_sites snapshot   site_medium (20 MB allocated, 10 MB kept), then
+ *                           SIGUSR1 (a snapshot with --snapshot-signal USR1;
+ *                           without it the signal ends the program)
  *   sample_sites fork       the sites in 2 threads while the main thread
  *                           forks 20 children that each run site_calloc
  *
@@ -119,6 +122,15 @@ int main(int argc, char **argv)
         }
         for (int i = 0; i < 2; i++)
             pthread_join(t[i], NULL);
+        return 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "snapshot") == 0) {
+        void **keep = calloc(10000, sizeof *keep);
+        site_medium(keep);
+        raise(SIGUSR1);
+        for (int i = 0; i < 10000; i++)
+            free(keep[i]);
+        free(keep);
         return 0;
     }
     if (argc > 1 && strcmp(argv[1], "toggle") == 0) {

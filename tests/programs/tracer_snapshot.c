@@ -5,6 +5,8 @@
  *   grow N SIZE    N blocks of SIZE bytes from grow_cache(), kept (reachable)
  *   leak SIZE      one block from leak_one(), its pointer dropped (definitely lost)
  *   snap LABEL     alloctrace_snapshot(LABEL); answers "ok N"
+ *   closeall       closes every descriptor from 3 up (closefrom), as daemons do
+ *   fork           forks a child that prints "child PID" and waits to be killed
  *   quit           returns from main
  * Allocations happen only in those two functions (and stdio's buffers), so
  * a snapshot's sites are known exactly.
@@ -62,6 +64,15 @@ int main(void)
             printf("ok\n");
         } else if (sscanf(line, "snap %199s", label) == 1) {
             printf("ok %d\n", alloctrace_snapshot(label));
+        } else if (strncmp(line, "closeall", 8) == 0) {
+            closefrom(3);
+            printf("ok\n");
+        } else if (strncmp(line, "fork", 4) == 0) {
+            if (fork() == 0) {
+                printf("child %d\n", (int)getpid());
+                for (;;)
+                    pause();
+            }
         } else if (strncmp(line, "quit", 4) == 0) {
             break;
         } else {

@@ -15,7 +15,7 @@
 
 typedef struct sink {
     at_stage stage;
-    uint64_t idx[64];
+    uint64_t idx[64], size[64];
     at_rec_kind kinds[64];
     size_t n;
     bool finished;
@@ -25,6 +25,7 @@ static void sink_put(at_stage *s, const at_record *r)
 {
     sink *k = (sink *)s;
     k->kinds[k->n] = r->kind;
+    k->size[k->n] = r->kind == AT_REC_CALL ? r->u.call->size : 0;
     k->idx[k->n++] = r->kind == AT_REC_CALL ? r->u.call->index : 0;
 }
 
@@ -38,6 +39,15 @@ static void put_call(at_stage *s, uint64_t index)
     at_arg arg = { "n", "1" };
     at_call c = { .index = index, .name = "malloc", .is_alloc = true, .size = index, .id = index * 16,
                   .nargs = 1, .args = &arg };
+    at_record r = { .kind = AT_REC_CALL, .u.call = &c };
+    at_stage_put(s, &r);
+}
+
+/* A call without arguments: the kind the window holds by value. */
+static void put_plain(at_stage *s, uint64_t index)
+{
+    at_call c = { .index = index, .name = "malloc", .is_alloc = true, .size = index + 1000,
+                  .id = index * 16 };
     at_record r = { .kind = AT_REC_CALL, .u.call = &c };
     at_stage_put(s, &r);
 }
@@ -108,6 +118,35 @@ static void a_gap_in_the_indices_holds_calls_to_the_end_in_order(void **state)
     assert_int_equal(k->n, 4);
     for (size_t i = 0; i < 4; i++)
         assert_int_equal(k->idx[i], want[i]);
+    rig_end(&r);
+}
+
+static void window_heap_and_duplicates_go_out_in_index_order(void **state)
+{
+    (void)state;
+    rig r;
+    rig_start(&r, true);
+    at_stage *o = r.o;
+    sink *k = &r.k;
+    put_plain(o, 3);
+    put_plain(o, 2);
+    put_call(o, 5);              /* arguments: copied to the heap */
+    put_plain(o, 4);
+    assert_int_equal(k->n, 0);
+    put_plain(o, 1);             /* its turn: 1..5 go on */
+    assert_int_equal(k->n, 5);
+    put_plain(o, 50000000);      /* far beyond the window: the heap */
+    put_plain(o, 7);
+    put_plain(o, 7);             /* an index already held: the heap */
+    put_plain(o, 6);
+    assert_int_equal(k->n, 8);
+    at_stage_finish(o);
+    uint64_t want[] = { 1, 2, 3, 4, 5, 6, 7, 7, 50000000 };
+    assert_int_equal(k->n, 9);
+    for (size_t i = 0; i < 9; i++) {
+        assert_int_equal(k->idx[i], want[i]);
+        assert_int_equal(k->size[i], want[i] == 5 ? 5 : want[i] + 1000);
+    }
     rig_end(&r);
 }
 
@@ -218,6 +257,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calls_of_a_chunk_go_on_as_soon_as_the_chunk_is_whole),
         cmocka_unit_test(a_gap_in_the_indices_holds_calls_to_the_end_in_order),
+        cmocka_unit_test(window_heap_and_duplicates_go_out_in_index_order),
         cmocka_unit_test(plain_input_and_other_records_pass_at_once),
         cmocka_unit_test(compressed_form_reads_back_to_the_plain_normal_form),
         cmocka_unit_test(calls_of_a_chunk_cut_short_are_dropped_after_the_last_mark),
