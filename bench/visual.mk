@@ -1,7 +1,7 @@
 # The pictures against the analysis they draw (make bench): --format html
 # against --format stats, --format flamegraph against --format folded, on
 # a full trace from bench/visual_gen.c.
-BENCHES += bench/visual
+BENCHES += bench/visual bench/html_open
 BENCH_PROGRAMS += $(B)/bench/visual_gen
 $(B)/bench/visual_gen: bench/visual_gen.c bench/visual_shape.h bench/export_shape.h
 	@mkdir -p $(@D)

@@ -7,6 +7,9 @@
  * SECONDS": analysis, html, profile, folded, flamegraph.
  *
  *   visual_time EVENTS STACKS
+ *
+ * With VISUAL_TIME_HTML=PATH the HTML report is also written to PATH (for
+ * bench/html_open, which times the page in a browser).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +63,12 @@ int main(int argc, char **argv)
     double t4 = shape_now();
     at_export_flamegraph(null, p, NULL, AT_COST_BYTES, false);
     double t5 = shape_now();
+    const char *keep = getenv("VISUAL_TIME_HTML");
+    FILE *page = keep ? fopen(keep, "w") : NULL;
+    if (page) {
+        at_export_html(page, an, t, false, AT_HTML_TOP);
+        fclose(page);
+    }
     printf("analysis %.4f\nhtml %.4f\nprofile %.4f\nfolded %.4f\nflamegraph %.4f\n", t1 - t0,
            t2 - t1, t3 - t2, t4 - t3, t5 - t4);
     fclose(null);

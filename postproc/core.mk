@@ -3,4 +3,5 @@
 # postproc/main.c is built by the top Makefile.
 POSTPROC_SRCS += postproc/trace.c postproc/diag.c postproc/writer.c \
                  postproc/leaks.c postproc/compress.c postproc/select.c \
-                 postproc/leakkind.c postproc/json.c postproc/outfile.c postproc/sampling.c
+                 postproc/leakkind.c postproc/json.c postproc/outfile.c postproc/runtime.c \
+                 postproc/sampling.c

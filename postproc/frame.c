@@ -8,6 +8,7 @@
  */
 #include "frame.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include <alloctrace/format.h>
@@ -104,11 +105,27 @@ void at_frame_read(const at_frame *frame, const at_maps *maps, at_stack_table *a
                              .module = AT_UNKNOWN };
     if (frame->text)
         read_text(frame->text, arena, info);
-    if (maps && strcmp(info->module, AT_UNKNOWN) == 0) {
+    if (maps) {
         const at_map *m = at_maps_find(maps, frame->addr);
-        if (m)
+        if (m && strcmp(info->module, AT_UNKNOWN) == 0)
             info->module = m->path;
+        if (m && strcmp(info->module, m->path) == 0) {
+            info->has_offset = true;
+            info->offset = frame->addr - m->start;
+        }
     }
+}
+
+const char *at_frame_place(const at_frame_info *fi, char *buf, size_t len)
+{
+    if (fi->has_offset)
+        snprintf(buf, len, "%s+0x%llx", at_path_base(fi->module),
+                 (unsigned long long)fi->offset);
+    else if (strcmp(fi->module, AT_UNKNOWN) != 0) /* named by its text, not in the maps */
+        snprintf(buf, len, "%s@0x%llx", at_path_base(fi->module), (unsigned long long)fi->addr);
+    else
+        snprintf(buf, len, "0x%llx", (unsigned long long)fi->addr);
+    return buf;
 }
 
 void at_frame_read_stack(const at_stack *stack, const at_maps *maps, at_stack_table *arena,

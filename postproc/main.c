@@ -31,6 +31,7 @@
 #include "filter_stage.h"
 #include "gate_run.h"
 #include "html.h"
+#include "html_diff.h"
 #include "pprof.h"
 #include "leakkind.h"
 #include "leaks.h"
@@ -212,7 +213,9 @@ static void usage(FILE *f)
           "      --diff OLD              compare trace OLD with INPUT (NEW): totals, and the\n"
           "                              sites that grew or shrank in calls, bytes, peak\n"
           "                              and leaks, matched by function and file from main\n"
-          "                              inwards (use -r on unresolved traces)\n"
+          "                              inwards, frames without names by module+offset\n"
+          "                              (use -r on unresolved traces); with --format html,\n"
+          "                              one page comparing the two runs.\n"
           "                              Two snapshots (alloctrace --snapshot) compare by\n"
           "                              block: per site what is new and still live since\n"
           "                              OLD, and which leaks are new\n"
@@ -414,8 +417,9 @@ static void parse_options(int argc, char **argv, options *o)
         option_error("%s needs --format folded, flamegraph or html", "--short-names");
     if (o->snapshot && o->diff_old)
         option_error("%s makes one snapshot: drop --diff", "--snapshot");
-    if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT)
-        option_error("%s prints its own comparison; drop --format", "--diff");
+    if (o->diff_old && o->export_opts.format != AT_FORMAT_TEXT &&
+        o->export_opts.format != AT_FORMAT_HTML)
+        option_error("%s prints its own comparison, as text or --format html", "--diff");
     if (o->diff_old && (!o->input || strcmp(o->input, "-") == 0) &&
         strcmp(o->diff_old, "-") == 0)
         option_error("%s: OLD and NEW cannot both be stdin", "--diff");
@@ -612,6 +616,12 @@ static int run_diff(options *o, int out_fd)
         fprintf(stderr, AT_PROGRAM ": --diff %s %s: %s\n", o->diff_old, new_name, mixed);
         status = AT_EXIT_USAGE;
     }
+    if (status == AT_EXIT_OK && at_snap_diff_ready(o->snap_diff) &&
+        o->export_opts.format == AT_FORMAT_HTML) {
+        fprintf(stderr, AT_PROGRAM ": --diff %s %s: two snapshots compare as text only; "
+                        "drop --format html\n", o->diff_old, new_name);
+        status = AT_EXIT_USAGE;
+    }
     if (status == AT_EXIT_OK) {
         int fd = dup(out_fd);
         FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
@@ -619,6 +629,9 @@ static int run_diff(options *o, int out_fd)
                  : at_snap_diff_ready(o->snap_diff)
                      ? at_snap_diff_write(f, o->snap_diff, o->diff_old, new_name,
                                           o->export_opts.top)
+                 : o->export_opts.format == AT_FORMAT_HTML
+                     ? at_html_diff_write(f, r.d, o->diff_old, new_name,
+                                          o->top_given ? o->export_opts.top : AT_HTML_TOP)
                      : at_an_diff_write(f, r.d, o->diff_old, new_name, o->export_opts.top);
         if ((f && fclose(f) != 0) || rc != 0) {
             fprintf(stderr, AT_PROGRAM ": %s: %s\n", o->output ? o->output : "<stdout>",

@@ -87,7 +87,7 @@
 #define AT_FN_PVALLOC        "pvalloc"
 
 /* Limits both sides agree on. */
-#define AT_DEFAULT_DEPTH 32
+#define AT_DEFAULT_DEPTH 128
 #define AT_MAX_DEPTH     256
 #define AT_MAX_CONTEXTS  32   /* context bits 0x1 .. 0x80000000 */
 

@@ -26,6 +26,7 @@
  * allocation and its release cannot be told from a sample.
  */
 #include "analyze.h"
+#include "leakkind.h"
 #include "sampling.h"
 #include "xalloc.h"
 
@@ -41,8 +42,8 @@
  * live block (32-byte slots at most half full were 64 to 128: a jq run
  * with 260,000 live blocks took 32 MB for them). `packed` holds the size
  * (40 bits) and the site + 1 (24 bits); 0 marks an empty slot. A block
- * whose size, site or @CTX bits do not fit, or that stands for more than
- * one block (a sampled trace's weight), has SIDE in its site field and
+ * whose size, site or @CTX bits do not fit, that stands for more than
+ * one block (a sampled trace's weight), or of leak kind libc, has SIDE in its site field and
  * the number of its entry in a side array (struct live_info) in its size
  * field: rare, and no slower for the others.
  */
@@ -59,12 +60,14 @@ typedef struct live_info {
     uint64_t weight; /* blocks it stands for: 1, or its estimate in a sampled trace */
     uint32_t site;
     uint32_t ctx;    /* the allocation's @CTX bits */
+    bool cached;     /* libc's caches by its leak kind (a leaks-mode trace's scan) */
 } live_info;
 
 /* What a site or a context carries besides its public cost. */
 typedef struct tally {
     at_an_cost *cost;
     uint64_t live, live_blocks;
+    uint64_t cached, cached_blocks; /* of live: libc's caches */
     uint64_t saved_epoch;
 } tally;
 
@@ -96,9 +99,14 @@ struct at_analyzer {
     at_an_context ctx[NCTX];
     tally ctx_tally[NCTX];
     at_an_context *ctx_out;
+    /* libc's caches */
+    at_an_cache_fn is_cache;
+    void *cache_ctx;
+    uint64_t cached_bytes, cached_blocks;
     /* peak */
     uint64_t epoch;
     /* temporaries: the last call, when it was an allocation */
+    bool last_temporary; /* the last release was of a temporary */
     bool last_was_alloc;
     uint64_t last_alloc_id;
     /* exact sizes */
@@ -115,6 +123,8 @@ struct at_analyzer {
     at_an_point *points; /* AT_AN_MAX_POINTS */
     size_t npoints;
     uint64_t width;
+    uint64_t cur_point;  /* the current call's interval of the series */
+    at_an_timeline *timeline;
 };
 
 /* Every bit of the key into the low bits the tables index by: block
@@ -158,9 +168,9 @@ static live_block *live_find(at_analyzer *a, uint64_t id)
 
 /* A block's size, site and context into its slot's word. */
 static uint64_t live_pack(at_analyzer *a, uint64_t size, uint64_t weight, uint32_t site,
-                          uint32_t ctx)
+                          uint32_t ctx, bool cached)
 {
-    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx && weight == 1)
+    if (!(size >> (64 - SITE_BITS)) && site < SIDE - 1 && !ctx && weight == 1 && !cached)
         return size << SITE_BITS | (site + 1);
     uint64_t k;
     if (a->side_free) {
@@ -173,7 +183,8 @@ static uint64_t live_pack(at_analyzer *a, uint64_t size, uint64_t weight, uint32
         }
         k = a->nside++;
     }
-    a->side[k] = (live_info){ .size = size, .weight = weight, .site = site, .ctx = ctx };
+    a->side[k] = (live_info){ .size = size, .weight = weight, .site = site, .ctx = ctx,
+                              .cached = cached };
     return k << SITE_BITS | SIDE;
 }
 
@@ -219,24 +230,33 @@ static void tally_touch(const at_analyzer *a, tally *t)
     }
 }
 
-/* `w` blocks of `size` bytes (w = 1 but in a sampled trace). */
-static void tally_add(const at_analyzer *a, tally *t, uint64_t size, uint64_t w)
+/* `w` blocks of `size` bytes (w = 1 but in a sampled trace); cached: they
+ * are libc's caches (a leaks-mode trace's kind). */
+static void tally_add(const at_analyzer *a, tally *t, uint64_t size, uint64_t w, bool cached)
 {
     tally_touch(a, t);
     t->live += size * w;
     t->live_blocks += w;
     t->cost->calls += w;
     t->cost->bytes += size * w;
+    if (cached) {
+        t->cached += size * w;
+        t->cached_blocks += w;
+    }
 }
 
 static void tally_release(const at_analyzer *a, tally *t, uint64_t size, uint64_t w,
-                          bool temporary)
+                          bool temporary, bool cached)
 {
     tally_touch(a, t);
     t->live -= size * w;
     t->live_blocks -= w;
     if (temporary)
         t->cost->temporary++;
+    if (cached) {
+        t->cached -= size * w;
+        t->cached_blocks -= w;
+    }
 }
 
 static uint32_t site_for(at_analyzer *a, const at_call *c)
@@ -366,12 +386,14 @@ static void merge_points(at_analyzer *a)
             p.allocations += q->allocations;
             p.allocated_bytes += q->allocated_bytes;
             p.releases += q->releases;
+            p.temporary += q->temporary;
         }
         p.start = (uint64_t)n * a->width * 2;
         a->points[n] = p;
     }
     a->npoints = n;
     a->width *= 2;
+    at_an_timeline_halve(a->timeline);
 }
 
 /* The interval of the current call, opened (with the live total before the
@@ -389,6 +411,7 @@ static at_an_point *current_point(at_analyzer *a)
                                                .live_bytes = live, .max_live_bytes = live };
         a->npoints++;
     }
+    a->cur_point = b;
     return &a->points[b];
 }
 
@@ -401,11 +424,18 @@ at_analyzer *at_analyzer_new(bool leaks_only)
     a->an.summary.leaks_only = leaks_only;
     a->width = 1;
     a->points = at_xcalloc(AT_AN_MAX_POINTS, sizeof *a->points);
+    a->timeline = at_an_timeline_new();
     for (int i = 0; i < NCTX; i++) {
         a->ctx[i].bit = i ? 1u << (i - 1) : AT_AN_NO_CONTEXT;
         a->ctx_tally[i].cost = &a->ctx[i].cost;
     }
     return a;
+}
+
+void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx)
+{
+    a->is_cache = fn;
+    a->cache_ctx = ctx;
 }
 
 void at_analyzer_sampled(at_analyzer *a, uint64_t interval)
@@ -425,6 +455,7 @@ void at_analyzer_free(at_analyzer *a)
     free(a->site_of);
     free(a->sizes);
     free(a->points);
+    at_an_timeline_free(a->timeline);
     free(a->ctx_out);
     free(a);
 }
@@ -434,10 +465,18 @@ void at_analyzer_free(at_analyzer *a)
 static void drop_block(at_analyzer *a, live_block *b, bool temporary)
 {
     live_info info = live_unpack(a, b);
-    tally_release(a, &a->site_tally[info.site], info.size, info.weight, temporary);
+    tally *st = &a->site_tally[info.site];
+    tally_release(a, st, info.size, info.weight, temporary, info.cached);
+    if (!a->leaks_only)
+        at_an_timeline_note(a->timeline, info.site, a->cur_point, 0, 0, temporary, st->live,
+                            st->live_blocks);
     unsigned slots[NCTX], n = context_slots(info.ctx, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_release(a, &a->ctx_tally[slots[i]], info.size, info.weight, temporary);
+        tally_release(a, &a->ctx_tally[slots[i]], info.size, info.weight, temporary, info.cached);
+    if (info.cached) {
+        a->cached_bytes -= info.size * info.weight;
+        a->cached_blocks -= info.weight;
+    }
     a->live_bytes -= info.size * info.weight;
     a->live_blocks -= info.weight;
     live_remove(a, b);
@@ -449,6 +488,7 @@ static void new_peak(at_analyzer *a, const at_call *c)
     p->bytes = a->live_bytes;
     p->blocks = a->live_blocks;
     p->index = c->index;
+    p->allocation = a->an.summary.allocations;
     p->has_time = a->by_time;
     p->time_us = a->by_time ? a->x : 0;
     a->epoch++;
@@ -467,14 +507,23 @@ static void allocate(at_analyzer *a, const at_call *c)
     s->allocated_bytes += c->size * w;
     count_size(a, c->size, w);
     uint32_t site = site_for(a, c);
-    tally_add(a, &a->site_tally[site], c->size, w);
+    bool cached = c->kind == AT_LEAK_LIBC; /* by stack: at the end, see find_caches */
+    tally_add(a, &a->site_tally[site], c->size, w, cached);
+    if (!a->leaks_only)
+        at_an_timeline_note(a->timeline, site, a->cur_point, w, c->size * w, false,
+                            a->site_tally[site].live, a->site_tally[site].live_blocks);
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
-        tally_add(a, &a->ctx_tally[slots[i]], c->size, w);
+        tally_add(a, &a->ctx_tally[slots[i]], c->size, w, cached);
+    if (cached) {
+        a->cached_bytes += c->size * w;
+        a->cached_blocks += w;
+    }
     if ((a->live_n + 1) * 4 > a->live_cap * 3)
         live_grow(a);
     live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id, .packed = live_pack(a, c->size, w, site, c->context) };
+    *b = (live_block){ .id = c->id,
+                       .packed = live_pack(a, c->size, w, site, c->context, cached) };
     a->live_n++;
     a->live_bytes += c->size * w;
     a->live_blocks += w;
@@ -494,10 +543,12 @@ static uint64_t release(at_analyzer *a, const at_call *c)
     unsigned slots[NCTX], n = context_slots(c->context, slots);
     for (unsigned i = 0; i < n; i++)
         a->ctx[slots[i]].releases += w;
+    a->last_temporary = false;
     if (!b) {
         s->unknown_releases++;
     } else {
         bool temporary = !a->interval && a->last_was_alloc && a->last_alloc_id == c->id;
+        a->last_temporary = temporary;
         if (temporary)
             s->temporary++;
         drop_block(a, b, temporary);
@@ -524,6 +575,7 @@ void at_analyzer_call(at_analyzer *a, const at_call *c)
         p->allocated_bytes += c->size * w;
     } else {
         p->releases += w;
+        p->temporary += a->last_temporary;
     }
 }
 
@@ -569,8 +621,45 @@ static void finish_tally(at_analyzer *a, tally *t)
 {
     if (!a->leaks_only)
         tally_touch(a, t);
-    t->cost->leaked = t->live;
-    t->cost->leaked_blocks = t->live_blocks;
+    t->cost->leaked = t->live - t->cached;
+    t->cost->leaked_blocks = t->live_blocks - t->cached_blocks;
+    t->cost->cached = t->cached;
+    t->cost->cached_blocks = t->cached_blocks;
+}
+
+/* The blocks still live that are the runtime's caches by their site's
+ * stack: asked only of the sites that still hold blocks (a few, where every
+ * site would cost a walk of its frames), each once. */
+static void find_caches(at_analyzer *a)
+{
+    if (!a->is_cache)
+        return;
+    uint8_t *asked = at_xcalloc(a->nsites ? a->nsites : 1, 1); /* 1 no, 2 yes */
+    for (size_t i = 0; i < a->live_cap; i++) {
+        live_block *b = &a->live[i];
+        if (!b->packed)
+            continue;
+        live_info info = live_unpack(a, b);
+        if (info.cached)
+            continue;
+        if (!asked[info.site])
+            asked[info.site] = a->is_cache(a->cache_ctx, a->sites[info.site].stack) ? 2 : 1;
+        if (asked[info.site] != 2)
+            continue;
+        a->sites[info.site].cache = true;
+        uint64_t bytes = info.size * info.weight;
+        tally *st = &a->site_tally[info.site];
+        st->cached += bytes;
+        st->cached_blocks += info.weight;
+        unsigned slots[NCTX], n = context_slots(info.ctx, slots);
+        for (unsigned k = 0; k < n; k++) {
+            a->ctx_tally[slots[k]].cached += bytes;
+            a->ctx_tally[slots[k]].cached_blocks += info.weight;
+        }
+        a->cached_bytes += bytes;
+        a->cached_blocks += info.weight;
+    }
+    free(asked);
 }
 
 const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
@@ -579,6 +668,7 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
         return &a->an;
     a->finished = true;
     at_analysis *an = &a->an;
+    find_caches(a);
     for (size_t i = 0; i < a->nsites; i++)
         finish_tally(a, &a->site_tally[i]);
     a->ctx_out = at_xcalloc(NCTX, sizeof *a->ctx_out);
@@ -596,12 +686,15 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t)
     an->contexts = a->ctx_out;
     an->sites = a->sites;
     an->nsites = a->nsites;
-    an->summary.leaked_bytes = a->live_bytes;
-    an->summary.leaked_blocks = a->live_blocks;
+    an->summary.leaked_bytes = a->live_bytes - a->cached_bytes;
+    an->summary.leaked_blocks = a->live_blocks - a->cached_blocks;
+    an->summary.cached_bytes = a->cached_bytes;
+    an->summary.cached_blocks = a->cached_blocks;
     finish_sizes(a);
     if (!a->leaks_only && a->npoints) {
         an->series = (at_an_series){ .by_time = a->by_time, .width = a->width,
                                      .points = a->points, .n = a->npoints };
+        an->ticks = at_an_timeline_ticks(a->timeline, &an->nticks, &an->tick_shift);
     }
     return an;
 }
@@ -621,14 +714,17 @@ uint64_t at_an_cost_get(const at_an_cost *c, at_an_key key)
         return c->temporary;
     case AT_AN_LEAKED:
         return c->leaked;
+    case AT_AN_CACHED:
+        return c->cached;
     }
     return 0;
 }
 
 const char *at_an_key_name(at_an_key key)
 {
-    static const char *const names[] = { "calls", "bytes", "peak", "temporary", "leaked" };
-    return (unsigned)key < 5 ? names[key] : "?";
+    static const char *const names[] = { "calls", "bytes", "peak", "temporary", "leaked",
+                                         "cached" };
+    return (unsigned)key < 6 ? names[key] : "?";
 }
 
 static int rank_cmp(const void *x, const void *y, void *arg)

@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "diag.h"
+#include "timeline.h"
 #include "trace.h"
 
 #define AT_AN_MAX_POINTS 256   /* time series: intervals kept at most */
@@ -52,8 +53,11 @@ typedef struct at_an_cost {
     uint64_t peak;          /* bytes still live at the moment of the peak */
     uint64_t peak_blocks;   /* blocks still live then */
     uint64_t temporary;     /* temporary allocations */
-    uint64_t leaked;        /* bytes never released */
-    uint64_t leaked_blocks; /* blocks never released */
+    uint64_t leaked;        /* bytes never released, libc's caches excepted */
+    uint64_t leaked_blocks; /* blocks never released, libc's caches excepted */
+    uint64_t cached;        /* bytes never released that are the runtime's own caches
+                               (runtime.h): valgrind frees them before it counts */
+    uint64_t cached_blocks;
 } at_an_cost;
 
 /* The cost an at_an_cost is ranked by. */
@@ -63,6 +67,7 @@ typedef enum at_an_key {
     AT_AN_PEAK,
     AT_AN_TEMPORARY,
     AT_AN_LEAKED,
+    AT_AN_CACHED,   /* libc's caches: never released, never leaked */
 } at_an_key;
 
 /* One allocation site: a distinct backtrace. */
@@ -70,6 +75,8 @@ typedef struct at_an_site {
     const at_stack *stack;  /* interned in the trace; never NULL (may have no frames) */
     const char *alloc_fn;   /* the allocation function of its first call ("malloc") */
     uint64_t first_index;   /* index of its first call */
+    bool cache;             /* the runtime's own cache by its stack (runtime.h); asked
+                               only of sites holding blocks at the end */
     at_an_cost cost;
 } at_an_site;
 
@@ -78,8 +85,11 @@ typedef struct at_an_summary {
     uint64_t releases;         /* calls that released (realloc counts in both) */
     uint64_t allocated_bytes;
     uint64_t temporary;        /* temporary allocations */
-    uint64_t leaked_bytes;     /* live at the end of the trace */
+    uint64_t leaked_bytes;     /* live at the end of the trace, libc's caches excepted */
     uint64_t leaked_blocks;
+    uint64_t cached_bytes;     /* live at the end and the runtime's own caches: a
+                                  category of their own, never leaked (runtime.h) */
+    uint64_t cached_blocks;
     uint64_t unknown_releases; /* releases of an id that was not live (allocated before
                                   the trace began, or selected away) */
     uint64_t reused_ids;       /* allocations of an id still live: the older block is
@@ -98,7 +108,11 @@ typedef struct at_an_summary {
 typedef struct at_an_peak {
     uint64_t bytes;            /* 0 when nothing was ever live */
     uint64_t blocks;           /* live blocks at that moment */
-    uint64_t index;            /* index of the call that reached it first; 0 if none */
+    uint64_t index;            /* index of the call that reached it first; 0 if none.
+                                  Indices count every call, releases too */
+    uint64_t allocation;       /* that call is the program's allocation number
+                                  `allocation` (1 for the first): what a reader
+                                  compares with the allocations' count */
     bool has_time;
     uint64_t time_us;          /* its time, since the first call */
 } at_an_peak;
@@ -123,6 +137,7 @@ typedef struct at_an_point {
     uint64_t allocations;      /* in it */
     uint64_t allocated_bytes;  /* in it: the allocation rate is this / width */
     uint64_t releases;         /* in it */
+    uint64_t temporary;        /* temporary allocations released in it */
 } at_an_point;
 
 typedef struct at_an_series {
@@ -149,6 +164,9 @@ typedef struct at_analysis {
     size_t nsites;
     const at_an_context *contexts; /* those with calls; no-context first, then by bit */
     size_t ncontexts;
+    const at_an_tick *ticks;   /* per site and interval (timeline.h); none when no series */
+    size_t nticks;
+    unsigned tick_shift;       /* a tick's interval spans 2^tick_shift series intervals */
 } at_analysis;
 
 /* ---- the streaming core (no stage, no trace needed: tests use it) ----- */
@@ -161,6 +179,12 @@ at_analyzer *at_analyzer_new(bool leaks_only);
  * allocation counts as the blocks it stands for. Before the first call. */
 void at_analyzer_sampled(at_analyzer *a, uint64_t interval);
 void at_analyzer_free(at_analyzer *a);
+
+/* Tells which sites are the runtime's own caches (runtime.h), asked at the
+ * end of the sites still holding blocks; without it only blocks of the libc
+ * leak kind (a leaks-mode trace's exit scan) count as caches. */
+typedef bool (*at_an_cache_fn)(void *ctx, const at_stack *s);
+void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx);
 
 /* One call of the analysed resource, in index order. */
 void at_analyzer_call(at_analyzer *a, const at_call *c);
@@ -175,7 +199,8 @@ const at_analysis *at_analyzer_finish(at_analyzer *a, const at_trace *t);
 /* ---- reading the results ---------------------------------------------- */
 
 uint64_t at_an_cost_get(const at_an_cost *c, at_an_key key);
-const char *at_an_key_name(at_an_key key); /* "calls", "bytes", "peak", "temporary", "leaked" */
+const char *at_an_key_name(at_an_key key); /* "calls", "bytes", "peak", "temporary", "leaked",
+                                              "cached" */
 
 /* The top sites by key, largest first, only those with a non-zero cost;
  * ties by bytes, then by first call. Fills out[0 .. top) and returns how

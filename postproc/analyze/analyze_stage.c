@@ -15,6 +15,7 @@
  * leaks pairing stage does the same for the same reason.
  */
 #include "analyze.h"
+#include "runtime.h"
 #include "sampling.h"
 #include "xalloc.h"
 
@@ -30,6 +31,7 @@ typedef struct kept_call {
     const char *name;
     uint32_t context;
     bool is_alloc, has_time;
+    uint8_t kind;
 } kept_call;
 
 typedef struct analyze_stage {
@@ -39,6 +41,7 @@ typedef struct analyze_stage {
     at_an_output out;
     void *arg;
     at_analyzer *an;
+    at_runtime *runtime;
     kept_call *kept;
     size_t nkept, ckept;
 } analyze_stage;
@@ -49,10 +52,17 @@ static bool counted(const analyze_stage *s, const at_call *c)
     return !r || s->t->nresources <= 1 || strcmp(r->name, AT_RES_MEMORY_NAME) == 0;
 }
 
+static bool is_cache(void *ctx, const at_stack *st)
+{
+    return at_runtime_cache(ctx, st);
+}
+
 static at_analyzer *analyzer(analyze_stage *s)
 {
     if (!s->an) {
         s->an = at_analyzer_new((s->t->header.filter & AT_F_LEAKS) != 0);
+        s->runtime = at_runtime_new(s->t->maps, s->t->stacks);
+        at_analyzer_set_cache(s->an, is_cache, s->runtime);
         at_analyzer_sampled(s->an, at_sampling_interval(s->t));
     }
     return s->an;
@@ -67,7 +77,8 @@ static void keep(analyze_stage *s, const at_call *c)
     s->kept[s->nkept++] = (kept_call){ .index = c->index, .size = c->size, .id = c->id,
                                        .time_us = c->time_us, .stack = c->stack,
                                        .name = c->name, .context = c->context,
-                                       .is_alloc = c->is_alloc, .has_time = c->has_time };
+                                       .is_alloc = c->is_alloc, .has_time = c->has_time,
+                                       .kind = c->kind };
 }
 
 static void take(analyze_stage *s, const at_call *c, bool grouped)
@@ -110,7 +121,7 @@ static void replay(analyze_stage *s)
         const kept_call *k = &s->kept[i];
         at_call c = { .index = k->index, .context = k->context, .has_time = k->has_time,
                       .time_us = k->time_us, .name = k->name, .is_alloc = k->is_alloc,
-                      .size = k->size, .id = k->id, .stack = k->stack };
+                      .size = k->size, .id = k->id, .stack = k->stack, .kind = k->kind };
         at_analyzer_call(a, &c);
     }
     free(s->kept);
@@ -146,6 +157,7 @@ void at_analyze_stage_free(at_stage *self)
     if (!s)
         return;
     at_analyzer_free(s->an);
+    at_runtime_free(s->runtime);
     free(s->kept);
     free(s);
 }

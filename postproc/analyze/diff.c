@@ -6,8 +6,9 @@
  * frames' function names and file base names from main inwards, no lines
  * and no addresses, so two builds of one program, or two checkouts in
  * other directories, still compare; sites of one run with the same key are
- * summed. Unresolved frames all read "??" and would collapse into a few
- * keys, so the output says so when a run has them (use -r).
+ * summed. A frame without a name is keyed by its module and offset
+ * (site_key), so a stripped program's sites stay apart, and the output says
+ * how many sites have such frames: they match only the same binary.
  *
  * Ranking: by the largest absolute change in bytes, peak or leaked bytes,
  * then in calls, then by key, so the output is stable.
@@ -16,6 +17,7 @@
 #include "alloctrace/format.h"
 #include "gate.h"
 #include "leakkind.h"
+#include "runtime.h"
 #include "xalloc.h"
 
 #include <inttypes.h>
@@ -31,7 +33,7 @@ typedef struct entry {
 typedef struct run_totals {
     at_an_summary summary;
     at_an_peak peak;
-    uint64_t unresolved; /* sites without any function name */
+    uint64_t unresolved; /* sites with a frame without a function name */
     bool added;
 } run_totals;
 
@@ -109,6 +111,37 @@ static void add_cost(at_an_cost *to, const at_an_cost *c)
     to->temporary += c->temporary;
     to->leaked += c->leaked;
     to->leaked_blocks += c->leaked_blocks;
+    to->cached += c->cached;
+    to->cached_blocks += c->cached_blocks;
+}
+
+/* A site's key: at_baseline_key's function@file per frame from main
+ * inwards, but a frame without a name is its module and offset
+ * ("gawk+0x2f3a1"), which the same binary gives in every run, rather than
+ * "??@gawk", which every unnamed frame of gawk gives: sites of a stripped
+ * program stay apart. *unnamed is set when a frame had no name. */
+static char *site_key(const at_frame_info *frames, uint32_t n, bool *unnamed)
+{
+    n = at_gate_frames_to_main(frames, n);
+    size_t len = 1;
+    for (uint32_t i = 0; i < n; i++)
+        len += strlen(frames[i].function) + strlen(frames[i].file) + strlen(frames[i].module) +
+               64;
+    char *key = at_xrealloc(NULL, len), *w = key;
+    *w = '\0';
+    for (uint32_t i = n; i-- > 0;) {
+        const at_frame_info *f = &frames[i];
+        const char *sep = i + 1 < n ? " -> " : "";
+        char place[512];
+        if (strcmp(f->function, AT_UNKNOWN) == 0) {
+            *unnamed = true;
+            w += sprintf(w, "%s%s", sep, at_frame_place(f, place, sizeof place));
+        } else {
+            const char *where = strcmp(f->file, AT_UNKNOWN) != 0 ? f->file : f->module;
+            w += sprintf(w, "%s%s@%s", sep, f->function, at_path_base(where));
+        }
+    }
+    return key;
 }
 
 void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t)
@@ -121,11 +154,9 @@ void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t
         const at_an_site *s = &an->sites[i];
         at_frame_info *infos = at_xcalloc(s->stack->nframes + 1, sizeof *infos);
         at_frame_read_stack(s->stack, t->maps, t->stacks, infos);
-        bool named = false;
-        for (uint32_t k = 0; k < s->stack->nframes; k++)
-            named |= strcmp(infos[k].function, AT_UNKNOWN) != 0;
-        r->unresolved += !named && s->stack->nframes;
-        entry *e = entry_for(d, at_baseline_key(infos, s->stack->nframes));
+        bool unnamed = false;
+        entry *e = entry_for(d, site_key(infos, s->stack->nframes, &unnamed));
+        r->unresolved += unnamed;
         free(infos);
         add_cost(&e->cost[which], &s->cost);
         e->seen[which] = true;
@@ -175,6 +206,11 @@ static bool changed(const entry *e)
            e->cost[0].peak != e->cost[1].peak || e->cost[0].leaked != e->cost[1].leaked;
 }
 
+static bool changed_entry(const entry *e)
+{
+    return changed(e);
+}
+
 static void total_row(FILE *out, const char *name, uint64_t old, uint64_t new, bool known)
 {
     if (!known) {
@@ -214,6 +250,8 @@ static void totals(FILE *out, const at_an_diff *d)
     total_row(out, "temporary", o->temporary, n->temporary, timed && !o->sample_interval);
     total_row(out, "leaked bytes", o->leaked_bytes, n->leaked_bytes, true);
     total_row(out, "leaked blocks", o->leaked_blocks, n->leaked_blocks, true);
+    if (o->cached_blocks || n->cached_blocks)
+        total_row(out, AT_RUNTIME_WORDS, o->cached_bytes, n->cached_bytes, true);
 }
 
 static void site_change(FILE *out, size_t k, const entry *e)
@@ -230,14 +268,45 @@ static void site_change(FILE *out, size_t k, const entry *e)
     fprintf(out, "        %s\n", *e->key ? e->key : "(no backtrace)");
 }
 
+at_an_diff_row *at_an_diff_rows(const at_an_diff *d, unsigned top, size_t *nrows, size_t *changed,
+                                size_t *sites)
+{
+    const entry **v = at_xcalloc(d->n ? d->n : 1, sizeof *v);
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (changed_entry(&d->v[i]))
+            v[n++] = &d->v[i];
+    qsort(v, n, sizeof *v, by_change);
+    size_t k = n < top ? n : top;
+    at_an_diff_row *rows = at_xcalloc(k ? k : 1, sizeof *rows);
+    for (size_t i = 0; i < k; i++)
+        rows[i] = (at_an_diff_row){ .key = v[i]->key,
+                                    .cost = { v[i]->cost[0], v[i]->cost[1] },
+                                    .seen = { v[i]->seen[0], v[i]->seen[1] } };
+    free(v);
+    *nrows = k;
+    *changed = n;
+    *sites = d->n;
+    return rows;
+}
+
+void at_an_diff_run(const at_an_diff *d, int which, at_an_summary *s, at_an_peak *p,
+                    uint64_t *unnamed)
+{
+    *s = d->run[which].summary;
+    *p = d->run[which].peak;
+    *unnamed = d->run[which].unresolved;
+}
+
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
                      unsigned top)
 {
     fprintf(out, "alloctrace diff: %s -> %s\n", old_name, new_name);
     for (int w = 0; w < 2; w++)
         if (d->run[w].unresolved)
-            fprintf(out, "note: %s has %" PRIu64 " sites without function names; resolve (-r) "
-                         "so that sites match by function\n",
+            fprintf(out, "note: %s has %" PRIu64 " sites with frames without function names, "
+                         "matched by module and offset (only the same binary matches); resolve "
+                         "(-r, with debug info) so that they match by function\n",
                     w ? new_name : old_name, d->run[w].unresolved);
     totals(out, d);
     const entry **v = at_xcalloc(d->n ? d->n : 1, sizeof *v);

@@ -26,6 +26,13 @@ int at_an_write_stats(FILE *out, const at_analysis *an, at_trace *t, unsigned to
  * returns how many to show. */
 uint32_t at_an_site_frames(const at_an_site *s, at_trace *t, at_frame_info *infos);
 
+/* The names of the rows of one table (site_name.c): each site by its first
+ * frame outside the allocator and the standard library, with callers added
+ * where two rows would read the same. n malloc'ed strings, freed with
+ * at_an_site_names_free. */
+char **at_an_site_names(const at_an_site *const *sites, size_t n, at_trace *t);
+void at_an_site_names_free(char **names, size_t n);
+
 /* Human sizes: "1.5 MiB", "512 B" into buf (at least 32 bytes). */
 const char *at_an_human(uint64_t bytes, char *buf, size_t len);
 
@@ -59,6 +66,19 @@ void at_an_diff_add(at_an_diff *d, int which, const at_analysis *an, at_trace *t
 const char *at_an_diff_mixed(const at_an_diff *d);
 int at_an_diff_write(FILE *out, const at_an_diff *d, const char *old_name, const char *new_name,
                      unsigned top);
+
+/* The comparison as data, for --diff --format html (export/html_diff.c):
+ * the changed sites, largest change first, at most `top` (n set to how
+ * many changed in all), and each run's totals. */
+typedef struct at_an_diff_row {
+    const char *key;      /* frames from main inwards, " -> " between */
+    at_an_cost cost[2];   /* OLD, NEW */
+    bool seen[2];
+} at_an_diff_row;
+at_an_diff_row *at_an_diff_rows(const at_an_diff *d, unsigned top, size_t *nrows, size_t *changed,
+                                size_t *sites);
+void at_an_diff_run(const at_an_diff *d, int which, at_an_summary *s, at_an_peak *p,
+                    uint64_t *unnamed);
 
 /* --diff SNAP1 SNAP2 on two snapshots of one process (alloctrace
  * --snapshot): per site, the blocks new since SNAP1 and still live, and

@@ -11,6 +11,7 @@
  */
 #include "outputs.h"
 #include "gate.h"
+#include "runtime.h"
 #include "sampling.h"
 #include "xalloc.h"
 
@@ -55,25 +56,41 @@ static void put_seconds(FILE *out, uint64_t us)
 static void put_frame(FILE *out, const at_frame_info *fi)
 {
     fputs("        ", out);
-    if (strcmp(fi->function, AT_UNKNOWN) != 0)
-        fputs(fi->function, out);
-    else
-        fprintf(out, "0x%" PRIx64, fi->addr);
+    bool named = strcmp(fi->function, AT_UNKNOWN) != 0;
+    char place[512];
+    fputs(named ? fi->function : at_frame_place(fi, place, sizeof place), out);
     if (strcmp(fi->file, AT_UNKNOWN) != 0 && fi->line)
         fprintf(out, " at %s:%u", fi->file, fi->line);
     else if (strcmp(fi->file, AT_UNKNOWN) != 0)
         fprintf(out, " at %s", fi->file);
-    else if (strcmp(fi->module, AT_UNKNOWN) != 0)
+    else if (named && strcmp(fi->module, AT_UNKNOWN) != 0)
         fprintf(out, " from %s", fi->module);
     fputs(fi->inlined ? " [inlined]\n" : "\n", out);
 }
 
+static bool same_frame(const at_frame_info *a, const at_frame_info *b)
+{
+    return a->addr == b->addr && a->inlined == b->inlined && strcmp(a->function, b->function) == 0;
+}
+
+/* The frames to main; a run of one frame repeated (recursion through one
+ * call site) is one line and a count, so a 60-deep recursion reads as one. */
 static void put_stack(FILE *out, const at_an_site *s, at_trace *t)
 {
     at_frame_info *infos = at_xcalloc(s->stack->nframes + 1, sizeof *infos);
     uint32_t n = at_an_site_frames(s, t, infos);
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n;) {
+        uint32_t run = 1;
+        while (i + run < n && same_frame(&infos[i], &infos[i + run]))
+            run++;
         put_frame(out, &infos[i]);
+        if (run > 2) {
+            fprintf(out, "        ... the line above %u times in all (recursion)\n", run);
+            i += run;
+        } else {
+            i++;
+        }
+    }
     if (n == 0)
         fputs("        (no backtrace)\n", out);
     free(infos);
@@ -97,9 +114,10 @@ static void totals(FILE *out, const at_analysis *an)
         if (an->peak.index == 0) {
             fputs("peak heap:    none (nothing was allocated)\n", out);
         } else {
-            fprintf(out, "peak heap:    %s (%" PRIu64 " bytes) in %" PRIu64 " blocks, at call %" PRIu64,
+            fprintf(out, "peak heap:    %s (%" PRIu64 " bytes) in %" PRIu64 " blocks, at allocation %"
+                         PRIu64 " of %" PRIu64 " (call %" PRIu64 " of the trace, releases counted)",
                     at_an_human(an->peak.bytes, h, sizeof h), an->peak.bytes, an->peak.blocks,
-                    an->peak.index);
+                    an->peak.allocation, s->allocations, an->peak.index);
             if (an->peak.has_time) {
                 fputs(", ", out);
                 put_seconds(out, an->peak.time_us);
@@ -110,6 +128,11 @@ static void totals(FILE *out, const at_analysis *an)
     }
     fprintf(out, "leaked:       %s (%" PRIu64 " bytes) in %" PRIu64 " blocks\n",
             at_an_human(s->leaked_bytes, h, sizeof h), s->leaked_bytes, s->leaked_blocks);
+    if (s->cached_blocks)
+        fprintf(out, "%-13s %s (%" PRIu64 " bytes) in %" PRIu64
+                     " blocks, the runtime's own, not leaked\n",
+                AT_RUNTIME_WORDS ":", at_an_human(s->cached_bytes, h, sizeof h), s->cached_bytes,
+                s->cached_blocks);
     if (s->sample_interval)
         fputs("temporary:    not estimated from a sampled trace\n", out);
     else if (!s->leaks_only)
@@ -221,7 +244,7 @@ static void contexts(FILE *out, const at_analysis *an)
 }
 
 static void site_line(FILE *out, const at_analysis *an, size_t k, const at_an_site *s,
-                      at_an_key key)
+                      at_an_key key, const char *name)
 {
     char h[32];
     const at_an_cost *c = &s->cost;
@@ -249,8 +272,12 @@ static void site_line(FILE *out, const at_analysis *an, size_t k, const at_an_si
         fprintf(out, "%s (%" PRIu64 " bytes) in %" PRIu64 " blocks",
                 at_an_human(c->leaked, h, sizeof h), c->leaked, c->leaked_blocks);
         break;
+    case AT_AN_CACHED:
+        fprintf(out, "%s (%" PRIu64 " bytes) in %" PRIu64 " blocks",
+                at_an_human(c->cached, h, sizeof h), c->cached, c->cached_blocks);
+        break;
     }
-    fprintf(out, " by %s\n", s->alloc_fn ? s->alloc_fn : "?");
+    fprintf(out, " by %s in %s\n", s->alloc_fn ? s->alloc_fn : "?", name);
 }
 
 static void ranked(FILE *out, const at_analysis *an, at_trace *t, at_an_key key,
@@ -261,10 +288,12 @@ static void ranked(FILE *out, const at_analysis *an, at_trace *t, at_an_key key,
     fprintf(out, "\ntop %zu sites by %s (of %zu sites):\n", n, title, an->nsites);
     if (n == 0)
         fputs("   (none)\n", out);
+    char **names = at_an_site_names(v, n, t);
     for (size_t k = 0; k < n; k++) {
-        site_line(out, an, k, v[k], key);
+        site_line(out, an, k, v[k], key, names[k]);
         put_stack(out, v[k], t);
     }
+    at_an_site_names_free(names, n);
     free(v);
 }
 
@@ -292,5 +321,7 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
             ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
     }
     ranked(out, an, t, AT_AN_LEAKED, "leaked bytes", top);
+    if (an->summary.cached_blocks)
+        ranked(out, an, t, AT_AN_CACHED, AT_RUNTIME_WORDS " (not leaks)", top);
     return ferror(out) ? -1 : 0;
 }

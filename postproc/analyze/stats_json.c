@@ -42,15 +42,20 @@ static void cost(FILE *f, const at_an_cost *c, bool leaks_only, bool sampled)
             u64(f, "temporary", c->temporary, true);
     }
     u64(f, "leaked", c->leaked, true);
-    u64(f, "leaked_blocks", c->leaked_blocks, false);
+    u64(f, "leaked_blocks", c->leaked_blocks, true);
+    u64(f, "cached", c->cached, true);
+    u64(f, "cached_blocks", c->cached_blocks, false);
 }
 
-static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only, bool sampled)
+static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only, bool sampled,
+                 const char *name)
 {
     fputs("{", f);
     cost(f, &s->cost, leaks_only, sampled);
     fputs(", \"alloc_fn\": ", f);
     at_json_str(f, s->alloc_fn);
+    fputs(", \"name\": ", f);
+    at_json_str(f, name);
     fputs(", \"frames\": [", f);
     at_frame_info *infos = at_xcalloc(s->stack->nframes + 1, sizeof *infos);
     uint32_t n = at_an_site_frames(s, t, infos);
@@ -67,6 +72,9 @@ static void site(FILE *f, const at_an_site *s, at_trace *t, bool leaks_only, boo
             fputs("null", f);
         fputs(", \"module\": ", f);
         at_json_str(f, known(infos[i].module));
+        char place[512];
+        fputs(", \"place\": ", f);
+        at_json_str(f, at_frame_place(&infos[i], place, sizeof place));
         fputs("}", f);
     }
     free(infos);
@@ -89,6 +97,8 @@ static void summary(FILE *f, const at_analysis *an)
         u64(f, "temporary_allocations", s->temporary, true);
     u64(f, "leaked_bytes", s->leaked_bytes, true);
     u64(f, "leaked_blocks", s->leaked_blocks, true);
+    u64(f, "cached_bytes", s->cached_bytes, true);
+    u64(f, "cached_blocks", s->cached_blocks, true);
     u64(f, "unknown_releases", s->unknown_releases, true);
     u64(f, "lost_releases", s->reused_ids, true);
     u64(f, "other_resource_calls", s->other_calls, true);
@@ -112,6 +122,7 @@ static void summary(FILE *f, const at_analysis *an)
         u64(f, "bytes", an->peak.bytes, true);
         u64(f, "blocks", an->peak.blocks, true);
         u64(f, "index", an->peak.index, true);
+        u64(f, "allocation", an->peak.allocation, true);
         if (an->peak.has_time)
             u64(f, "time_us", an->peak.time_us, false);
         else
@@ -162,7 +173,8 @@ static void series(FILE *f, const at_an_series *se)
         u64(f, "max_live_bytes", p->max_live_bytes, true);
         u64(f, "allocations", p->allocations, true);
         u64(f, "allocated_bytes", p->allocated_bytes, true);
-        u64(f, "releases", p->releases, false);
+        u64(f, "releases", p->releases, true);
+        u64(f, "temporary", p->temporary, false);
         fputs("}", f);
     }
     fputs("]}, ", f);
@@ -186,25 +198,27 @@ static void contexts(FILE *f, const at_analysis *an)
 static void tops(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
 {
     static const at_an_key keys[] = { AT_AN_CALLS, AT_AN_BYTES, AT_AN_PEAK, AT_AN_TEMPORARY,
-                                      AT_AN_LEAKED };
+                                      AT_AN_LEAKED, AT_AN_CACHED };
     const at_an_site **v = at_xcalloc(top ? top : 1, sizeof *v);
     fprintf(f, "\"sites\": %zu, \"top\": {", an->nsites);
     for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         fprintf(f, "%s\"%s\": ", k ? ", " : "", at_an_key_name(keys[k]));
         bool none = (an->summary.leaks_only && keys[k] != AT_AN_LEAKED &&
-                     keys[k] != AT_AN_CALLS && keys[k] != AT_AN_BYTES) ||
+                     keys[k] != AT_AN_CALLS && keys[k] != AT_AN_BYTES && keys[k] != AT_AN_CACHED) ||
                     (an->summary.sample_interval && keys[k] == AT_AN_TEMPORARY);
         if (none) {
             fputs("null", f);
             continue;
         }
         size_t n = at_an_rank(an, keys[k], v, top);
+        char **names = at_an_site_names(v, n, t);
         fputs("[", f);
         for (size_t i = 0; i < n; i++) {
             fputs(i ? ", " : "", f);
-            site(f, v[i], t, an->summary.leaks_only, an->summary.sample_interval != 0);
+            site(f, v[i], t, an->summary.leaks_only, an->summary.sample_interval != 0, names[i]);
         }
         fputs("]", f);
+        at_an_site_names_free(names, n);
     }
     fputs("}", f);
     free(v);

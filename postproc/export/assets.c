@@ -26,3 +26,4 @@
 AT_ASSET(at_asset_flamegraph_js, "flamegraph.js");
 AT_ASSET(at_asset_report_js, "report.js");
 AT_ASSET(at_asset_report_css, "report.css");
+AT_ASSET(at_asset_diff_js, "diff.js");

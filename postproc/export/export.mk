@@ -4,7 +4,7 @@
 POSTPROC_SRCS += postproc/export/profile.c postproc/export/callgrind.c postproc/export/webgrind.c \
                  postproc/export/folded.c postproc/export/export_stage.c \
                  postproc/export/flame.c postproc/export/flamegraph.c postproc/export/markup.c postproc/export/assets.c \
-                 postproc/export/html.c postproc/export/pprof.c
+                 postproc/export/html.c postproc/export/html_diff.c postproc/export/pprof.c
 # --format pprof: C for pprof's profile.proto, made by protoc-c from our own
 # pprof.proto (never committed), encoded by libprotobuf-c and gzip'd by zlib.
 POSTPROC_PKGS += libprotobuf-c zlib

@@ -12,7 +12,9 @@
  * formats with room for it say so, folded stacks (no room) on stderr.
  */
 #include "export_stage.h"
+#include "leakkind.h"
 #include "outfile.h"
+#include "runtime.h"
 #include "sampling.h"
 #include "xalloc.h"
 
@@ -30,6 +32,7 @@ typedef struct exporter {
     at_diag *d;
     at_sample *samples;
     size_t n, cap;
+    at_runtime *runtime;
 } exporter;
 
 int at_format_parse(const char *s, at_format *f)
@@ -67,6 +70,23 @@ static bool counted(const exporter *e, const at_call *c)
     return !r || e->t->nresources <= 1 || strcmp(r->name, AT_RES_MEMORY_NAME) == 0;
 }
 
+/* Of leaked blocks (-l, a leaks-mode trace), those that are the runtime's
+ * own caches (runtime.h) are a category of their own: their allocation
+ * function reads "malloc [libc's caches]", a tower apart in the flame
+ * graph, never mistaken for the program's leak. */
+static const char *cache_name(exporter *e, const at_call *c)
+{
+    if (!(e->t->header.filter & AT_F_LEAKS))
+        return c->name;
+    if (!e->runtime)
+        e->runtime = at_runtime_new(e->t->maps, e->t->stacks);
+    if (c->kind != AT_LEAK_LIBC && !at_runtime_cache(e->runtime, c->stack))
+        return c->name;
+    char buf[256];
+    int n = snprintf(buf, sizeof buf, "%s [" AT_RUNTIME_WORDS "]", c->name ? c->name : "?");
+    return at_trace_name(e->t, buf, n < (int)sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
 static void take(exporter *e, const at_call *c)
 {
     if (!counted(e, c))
@@ -78,7 +98,7 @@ static void take(exporter *e, const at_call *c)
         e->samples = at_xrealloc(e->samples, e->cap * sizeof *e->samples);
     }
     uint64_t w = at_sampling_weight(at_sampling_interval(e->t), c->size, c->index);
-    e->samples[e->n++] = (at_sample){ c->stack, c->name, c->size * w, w };
+    e->samples[e->n++] = (at_sample){ c->stack, cache_name(e, c), c->size * w, w };
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -211,5 +231,6 @@ void at_export_stage_free(at_stage *s)
     if (!e)
         return;
     free(e->samples);
+    at_runtime_free(e->runtime);
     free(e);
 }

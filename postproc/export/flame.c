@@ -279,6 +279,7 @@ at_flame *at_flame_build(const at_profile *p, bool short_names, unsigned ncosts,
     new_node(&t, AT_PROFILE_NONE, intern(&t, at_xstrdup("all"), false));
     uint32_t *fids = NULL;
     uint32_t fcap = 0;
+    f->path_leaf = at_xcalloc(p->npaths ? p->npaths : 1, sizeof *f->path_leaf);
     for (size_t i = 0; i < p->npaths; i++) {
         const at_ppath *q = &p->paths[i];
         if (q->stack->nframes + 1 > fcap) {
@@ -295,6 +296,7 @@ at_flame *at_flame_build(const at_profile *p, bool short_names, unsigned ncosts,
             for (unsigned k = 0; k < f->ncosts; k++)
                 f->nodes[node].cost[k] += c[k];
         }
+        f->path_leaf[i] = node;
     }
     link_children(f);
     free(fids);
@@ -331,5 +333,6 @@ void at_flame_free(at_flame *f)
     free(f->names);
     free(f->allocator);
     free(f->nodes);
+    free(f->path_leaf);
     free(f);
 }

@@ -47,6 +47,7 @@ typedef struct at_flame {
     uint32_t nnames;
     unsigned ncosts;
     uint32_t max_depth;
+    uint32_t *path_leaf; /* per profile path: the node its frames end at (its leaf) */
 } at_flame;
 
 /* Gives path `path`'s ncosts costs in cost[0 .. ncosts). */

@@ -31,6 +31,7 @@
 #include "export.h"
 #include "flame.h"
 #include "frame.h"
+#include "gate.h"
 #include "json.h"
 #include "markup.h"
 #include "xalloc.h"
@@ -67,6 +68,8 @@ static void summary(FILE *out, const at_analysis *an)
     put_field(out, "temporary", s->temporary, true);
     put_field(out, "leaked_bytes", s->leaked_bytes, true);
     put_field(out, "leaked_blocks", s->leaked_blocks, true);
+    put_field(out, "cached_bytes", s->cached_bytes, true);
+    put_field(out, "cached_blocks", s->cached_blocks, true);
     put_field(out, "unknown_releases", s->unknown_releases, true);
     put_field(out, "first_index", s->first_index, true);
     put_field(out, "last_index", s->last_index, true);
@@ -78,6 +81,7 @@ static void summary(FILE *out, const at_analysis *an)
     put_field(out, "bytes", an->peak.bytes, false);
     put_field(out, "blocks", an->peak.blocks, true);
     put_field(out, "index", an->peak.index, true);
+    put_field(out, "allocation", an->peak.allocation, true);
     if (an->peak.has_time)
         put_field(out, "time_us", an->peak.time_us, true);
     fputs("}", out);
@@ -90,10 +94,11 @@ static void series(FILE *out, const at_an_series *s)
     fputs(",\"points\":[", out);
     for (size_t i = 0; i < s->n; i++) {
         const at_an_point *p = &s->points[i];
-        fprintf(out, "%s%llu,%llu,%llu,%llu,%llu,%llu", i ? "," : "", (unsigned long long)p->start,
-                (unsigned long long)p->live_bytes, (unsigned long long)p->max_live_bytes,
-                (unsigned long long)p->allocations, (unsigned long long)p->allocated_bytes,
-                (unsigned long long)p->releases);
+        fprintf(out, "%s%llu,%llu,%llu,%llu,%llu,%llu,%llu", i ? "," : "",
+                (unsigned long long)p->start, (unsigned long long)p->live_bytes,
+                (unsigned long long)p->max_live_bytes, (unsigned long long)p->allocations,
+                (unsigned long long)p->allocated_bytes, (unsigned long long)p->releases,
+                (unsigned long long)p->temporary);
     }
     fputs("]}", out);
 }
@@ -164,6 +169,49 @@ static void put_flame(FILE *out, const at_flame *f)
     fputs("]", out);
 }
 
+/* What the views the page computes itself need (report.js): per site its
+ * leaf in the tree ("site_leaf") and its five costs ("site_costs"), which
+ * names are allocation wrappers or the standard library ("wrappers": a
+ * bottom-up row starts past them), and the per-site timeline ("ticks":
+ * site, interval, allocations, bytes, temporaries, live bytes at the
+ * interval's end; an interval spans 2^tick_shift of the series'). */
+static void put_sites(FILE *out, const at_analysis *an, const at_profile *p, const at_flame *f,
+                      const uint32_t *site_of)
+{
+    uint32_t *leaf = at_xcalloc(an->nsites ? an->nsites : 1, sizeof *leaf);
+    for (size_t i = 0; i < p->npaths; i++)
+        leaf[site_of[p->paths[i].stack->id]] = f->path_leaf[i];
+    fputs(",\"site_leaf\":[", out);
+    for (size_t i = 0; i < an->nsites; i++)
+        fprintf(out, "%s%u", i ? "," : "", leaf[i]);
+    fputs("],\"site_costs\":[", out);
+    for (size_t i = 0; i < an->nsites; i++) {
+        for (size_t k = 0; k < NKEYS; k++) {
+            if (i || k)
+                fputc(',', out);
+            at_put_u64(out, at_an_cost_get(&an->sites[i].cost, keys[k]));
+        }
+    }
+    fputs("],\"site_cached\":[", out);
+    for (size_t i = 0, k = 0; i < an->nsites; i++)
+        if (an->sites[i].cost.cached)
+            fprintf(out, "%s[%zu,%llu]", k++ ? "," : "", i,
+                    (unsigned long long)an->sites[i].cost.cached);
+    fputs("],\"wrappers\":[", out);
+    for (uint32_t i = 0, k = 0; i < f->nnames; i++)
+        if (at_gate_is_wrapper(f->names[i]))
+            fprintf(out, "%s%u", k++ ? "," : "", i);
+    fprintf(out, "],\"tick_shift\":%u,\"ticks\":[", an->tick_shift);
+    for (size_t i = 0; i < an->nticks; i++) {
+        const at_an_tick *tk = &an->ticks[i];
+        fprintf(out, "%s%u,%u,%llu,%llu,%llu,%llu", i ? "," : "", tk->site, tk->interval,
+                (unsigned long long)tk->allocations, (unsigned long long)tk->bytes,
+                (unsigned long long)tk->temporary, (unsigned long long)tk->live);
+    }
+    fputc(']', out);
+    free(leaf);
+}
+
 /* The flame graph of the sites, every frame with the five costs. */
 static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_names)
 {
@@ -180,6 +228,7 @@ static void flame(FILE *out, const at_analysis *an, at_trace *t, bool short_name
     site_costs sc = { an, p, site_of };
     at_flame *f = at_flame_build(p, short_names, NKEYS, costs_of_path, &sc);
     put_flame(out, f);
+    put_sites(out, an, p, f, site_of);
     at_flame_free(f);
     at_profile_free(p);
     free(site_of);
@@ -211,7 +260,7 @@ static size_t string_id(strings *st, const char *s)
  * backtrace as the tables show it. Kept in the trace's arena. */
 static const char *frame_line(const at_frame_info *fi, at_trace *t, bool short_names)
 {
-    char *s;
+    char *s, place[512];
     bool function = strcmp(fi->function, AT_UNKNOWN) != 0;
     bool module = strcmp(fi->module, AT_UNKNOWN) != 0;
     char *name = function && short_names ? at_short_name(fi->function) : NULL;
@@ -221,16 +270,17 @@ static const char *frame_line(const at_frame_info *fi, at_trace *t, bool short_n
     else if (function)
         s = at_xasprintf("%s in %s", fn, fi->module);
     else if (module)
-        s = at_xasprintf("0x%llx in %s", (unsigned long long)fi->addr, fi->module);
+        s = at_xasprintf("%s in %s", at_frame_place(fi, place, sizeof place), fi->module);
     else
-        s = at_xasprintf("0x%llx", (unsigned long long)fi->addr);
+        s = at_xasprintf("%s", at_frame_place(fi, place, sizeof place));
     const char *kept = at_stacks_strdup(t->stacks, s, strlen(s));
     free(s);
     free(name);
     return kept;
 }
 
-static void site(FILE *out, const at_an_site *s, at_trace *t, strings *st, bool short_names)
+static void site(FILE *out, const at_an_site *s, at_trace *t, strings *st, bool short_names,
+                 const char *name)
 {
     at_frame_info *fi = at_xcalloc(s->stack->nframes ? s->stack->nframes : 1, sizeof *fi);
     at_frame_read_stack(s->stack, t->maps, t->stacks, fi);
@@ -240,6 +290,8 @@ static void site(FILE *out, const at_an_site *s, at_trace *t, strings *st, bool 
     fputs("],", out);
     at_json_str_html(out, s->alloc_fn ? s->alloc_fn : "?");
     put_costs(out, &s->cost);
+    fputc(',', out);
+    at_json_str_html(out, name);
     fputc(']', out);
     free(fi);
 }
@@ -253,7 +305,6 @@ static void tables(FILE *out, const at_analysis *an, at_trace *t, bool short_nam
     const at_an_site **listed = at_xcalloc(NKEYS * (size_t)ntable + 1, sizeof *listed);
     size_t nlisted = 0;
     strings st = { 0 };
-    fputs(",\"sites\":[", out);
     for (size_t k = 0; k < NKEYS; k++) {
         top[k] = at_xcalloc((size_t)ntable + 1, sizeof *top[k]);
         ntop[k] = at_an_rank(an, keys[k], top[k], ntable);
@@ -261,14 +312,19 @@ static void tables(FILE *out, const at_analysis *an, at_trace *t, bool short_nam
             size_t j = 0;
             while (j < nlisted && listed[j] != top[k][i])
                 j++;
-            if (j == nlisted) {
-                if (nlisted)
-                    fputc(',', out);
-                site(out, top[k][i], t, &st, short_names);
+            if (j == nlisted)
                 listed[nlisted++] = top[k][i];
-            }
         }
     }
+    /* Named together, so that no two rows of the page read alike. */
+    char **names = at_an_site_names(listed, nlisted, t);
+    fputs(",\"sites\":[", out);
+    for (size_t j = 0; j < nlisted; j++) {
+        if (j)
+            fputc(',', out);
+        site(out, listed[j], t, &st, short_names, names[j]);
+    }
+    at_an_site_names_free(names, nlisted);
     fputs("],\"top\":{", out);
     for (size_t k = 0; k < NKEYS; k++) {
         fprintf(out, "%s\"%s\":[", k ? "," : "", at_an_key_name(keys[k]));

@@ -13,7 +13,8 @@
  *   - Built on the analyses (analyze.h), which hold per site exactly these
  *     four numbers: calls and bytes allocated, blocks and bytes still live
  *     at the end of the trace (for a leaks-mode trace, the leaks: alloc_*
- *     and inuse_* are then the same). So the totals equal --format stats.
+ *     and inuse_* are then the same). So the totals equal --format stats
+ *     (inuse: its leaked plus cached, the runtime's caches being in use too).
  *   - A sample is a site: its locations the frames, the leaf first, under
  *     the allocation function ("malloc", "calloc", ...) as the leaf, as in
  *     the other exports. A location is an address; the lines of a resolved
@@ -263,8 +264,9 @@ static void add_mappings(builder *b)
 static void add_sample(builder *b, const at_an_site *s, const at_analysis *an)
 {
     const at_an_cost *c = &s->cost;
-    uint64_t inuse = an->summary.leaks_only ? c->bytes : c->leaked;
-    uint64_t inuse_n = an->summary.leaks_only ? c->calls : c->leaked_blocks;
+    /* in use at the end: leaks and libc's caches (analyze.h counts them apart) */
+    uint64_t inuse = an->summary.leaks_only ? c->bytes : c->leaked + c->cached;
+    uint64_t inuse_n = an->summary.leaks_only ? c->calls : c->leaked_blocks + c->cached_blocks;
     if (!c->calls && !inuse_n)
         return;
     uint32_t n = s->stack->nframes;

@@ -269,25 +269,9 @@ static void frame_function(builder *b, const at_frame_info *fi, const char **nam
         *file = strcmp(fi->file, AT_UNKNOWN) != 0 ? fi->file : module_file(b, fi->module);
         return;
     }
-    char buf[64];
-    const at_map *m = b->maps ? at_maps_find(b->maps, fi->addr) : NULL;
-    char *text;
-    if (m && strcmp(m->path, fi->module) == 0) {
-        const char *base = at_path_base(m->path);
-        size_t n = strlen(base) + sizeof buf;
-        text = at_xcalloc(1, n);
-        snprintf(text, n, "%s+0x%llx", base, (unsigned long long)(fi->addr - m->start));
-    } else if (strcmp(fi->module, AT_UNKNOWN) != 0) {
-        const char *base = at_path_base(fi->module);
-        size_t n = strlen(base) + sizeof buf;
-        text = at_xcalloc(1, n);
-        snprintf(text, n, "%s@0x%llx", base, (unsigned long long)fi->addr);
-    } else {
-        text = at_xcalloc(1, sizeof buf);
-        snprintf(text, sizeof buf, "0x%llx", (unsigned long long)fi->addr);
-    }
+    char buf[512];
+    const char *text = at_frame_place(fi, buf, sizeof buf);
     *name = at_stacks_strdup(b->arena, text, strlen(text));
-    free(text);
     *file = module_file(b, fi->module);
 }
 

@@ -199,6 +199,10 @@ int at_gate_write_valgrind_log(const at_gate *g, const char *path);
  * allocation wrapper (strdup, operator new, xmalloc, g_malloc...), the
  * innermost when all are; NULL for no frame (gate_site.c). */
 const at_frame_info *at_gate_alloc_site(const at_frame_info *frames, uint32_t n);
+/* Whether a function is an allocation wrapper or the C++ standard library's
+ * (operator new, std::, strdup, xmalloc, g_malloc...): what at_gate_alloc_site
+ * looks past. */
+bool at_gate_is_wrapper(const char *function);
 
 /* "FUNCTION (FILE:LINE)" of a site, or "(MODULE)", names written through
  * esc (XML needs escaping). */

@@ -14,10 +14,10 @@
 #include "filter.h"
 
 static const at_frame_info frames[] = {
-    { 0x10, "xstrdup", "/home/u/app/src/util.c", 12, "/home/u/app/app", false },
-    { 0x20, "ns::Foo::bar(int) const", "/home/u/app/src/foo.cc", 88, "/home/u/app/app", true },
-    { 0x30, AT_UNKNOWN, AT_UNKNOWN, 0, "/usr/lib/libz.so.1", false },
-    { 0x40, "main", "main.c", 3, AT_UNKNOWN, false },
+    { 0x10, "xstrdup", "/home/u/app/src/util.c", 12, "/home/u/app/app", false, false, 0 },
+    { 0x20, "ns::Foo::bar(int) const", "/home/u/app/src/foo.cc", 88, "/home/u/app/app", true, false, 0 },
+    { 0x30, AT_UNKNOWN, AT_UNKNOWN, 0, "/usr/lib/libz.so.1", false, false, 0 },
+    { 0x40, "main", "main.c", 3, AT_UNKNOWN, false, false, 0 },
 };
 
 static char *normal_form(at_filter_set *s, size_t i)

@@ -52,10 +52,11 @@ static void the_stats_of_a_real_program_are_the_numbers_of_its_source(void **sta
     assert_non_null(strstr(r.out, "\"allocations\": 65, \"releases\": 59, "
                                   "\"allocated_bytes\": 9788, \"temporary_allocations\": 59, "
                                   "\"leaked_bytes\": 2500, \"leaked_blocks\": 6, "
+                                  "\"cached_bytes\": 0, \"cached_blocks\": 0, "
                                   "\"unknown_releases\": 0, "));
     assert_non_null(strstr(r.out, "\"first_index\": 1, \"last_index\": 124, "));
     assert_non_null(strstr(r.out, "\"peak\": {\"bytes\": 2500, \"blocks\": 6, \"index\": 124, "
-                                  "\"time_us\": "));
+                                  "\"allocation\": 65, \"time_us\": "));
     /* [64, 127]: 50 + 1 (the realloc chain) x 64 and 5 x 100 bytes */
     assert_non_null(strstr(r.out, "{\"min\": 64, \"max\": 127, \"count\": 56, \"bytes\": 3764}"));
     assert_non_null(strstr(r.out, "\"top_sizes\": [{\"size\": 64, \"count\": 51}, "
@@ -76,15 +77,16 @@ static void the_report_is_the_same_with_c_and_from_a_compressed_trace(void **sta
     assert_int_equal(plain.status, 0);
     assert_non_null(strstr(plain.out, "allocations:  65 calls, 9.6 KiB (9788 bytes)\n"
                                       "releases:     59 calls\n"
-                                      "peak heap:    2.4 KiB (2500 bytes) in 6 blocks, at call 124, "));
+                                      "peak heap:    2.4 KiB (2500 bytes) in 6 blocks, at allocation 65 of 65 "
+                                      "(call 124 of the trace, releases counted), "));
     assert_non_null(strstr(plain.out, "leaked:       2.4 KiB (2500 bytes) in 6 blocks\n"
                                       "temporary:    59 allocations (90.8% of all)\n"));
     /* The largest part of the peak: leak_big's 2000 bytes, with its line. */
     assert_non_null(strstr(plain.out, "top 3 sites by memory at the peak (of 6 sites):\n"
                                       "   1. 2.0 KiB (2000 bytes, 80.0% of the peak) in 1 blocks "
-                                      "by malloc\n        leak_big at "));
+                                      "by malloc in leak_big (postproc_sites.c:26)\n        leak_big at "));
     assert_non_null(strstr(plain.out, "top 3 sites by temporary allocations (of 6 sites):\n"
-                                      "   1. 50 temporary of 50 calls (100.0%) by malloc\n"
+                                      "   1. 50 temporary of 50 calls (100.0%) by malloc in short_lived (postproc_sites.c:28)\n"
                                       "        short_lived at "));
     h_result c = postproc("-c", "-r", "--format", "report", trace);
     assert_int_equal(c.status, 0);

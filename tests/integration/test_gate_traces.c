@@ -114,9 +114,9 @@ static void leak_before_a_replaced_map_is_named_by_the_old_object(void **state)
                           "2. malloc(16) = 0x2000\n\t0x7f0000001234\n\n");
     h_result r = gate(t, "-q", NULL, NULL);
     assert_int_equal(r.status, 1);
-    assert_non_null(strstr(r.out, "Leak of 8 byte(s) in 1 block(s) in 0x7f0000001234 (old.so), allocated from:\n"
+    assert_non_null(strstr(r.out, "Leak of 8 byte(s) in 1 block(s) in old.so@0x7f0000001234, allocated from:\n"
                                   "    #0 0x7f0000001234 from /nonexistent/old.so\n"));
-    assert_non_null(strstr(r.out, "Leak of 16 byte(s) in 1 block(s) in 0x7f0000001234 (new.so), allocated from:\n"
+    assert_non_null(strstr(r.out, "Leak of 16 byte(s) in 1 block(s) in new.so+0x1234, allocated from:\n"
                                   "    #0 0x7f0000001234 from /nonexistent/new.so\n"));
     h_result_free(&r);
     free(t);

@@ -62,7 +62,7 @@ static void test_header_registry_and_own_map_come_first(void **state)
     struct run x = trace_program("build/tests/programs/tracer_calls", NULL);
     char *re = h_fmt("^version=2\\.0, arch=x86_64, timestamp=[0-9]{4}\\.[0-9]{2}\\.[0-9]{2} "
                      "[0-9]{2}:[0-9]{2}:[0-9]{2}, process=[^,]*tracer_calls, pid=[0-9]+, "
-                     "filter=compress, backtrace depth=32, origin=alloctrace %s, $", AT_VERSION);
+                     "filter=compress, backtrace depth=128, origin=alloctrace %s, $", AT_VERSION);
     assert_int_equal(h_count_lines(x.t.header, re), 1);
     assert_true(x.t.has_registry);
     char *exe = h_path("build/tests/programs/tracer_calls");

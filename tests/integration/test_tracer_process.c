@@ -765,7 +765,7 @@ static void test_leaks_mode_writes_exactly_the_unfreed_blocks(void **state)
     assert_int_equal(r.status, 0);
     char *path = h_fmt("%s/trace.txt", dir);
     struct t_trace t = t_load(path);
-    assert_non_null(strstr(t.header, ", filter=leaks|compress, backtrace depth=32, "));
+    assert_non_null(strstr(t.header, ", filter=leaks|compress, backtrace depth=128, "));
     assert_int_equal(t.n, 2);
     assert_int_equal(t.recs[0].id, t_out_addr(r.out, "leak111"));
     assert_string_equal(t.recs[0].name, "malloc");

@@ -154,10 +154,11 @@ static void peak_at_the_very_start_counts_only_the_first_block(void **state)
     assert_int_equal(an->summary.allocated_bytes, 130);
     assert_int_equal(an->summary.leaked_bytes, 0);
     assert_int_equal(an->summary.duration_us, 50);
-    assert_true(has(r->report, "peak heap:    100 B (100 bytes) in 1 blocks, at call 1, "
+    assert_true(has(r->report, "peak heap:    100 B (100 bytes) in 1 blocks, at allocation 1 of 3 "
+                               "(call 1 of the trace, releases counted), "
                                "0.000000 s into the run\n"));
     assert_true(has(r->stats, "\"peak\": {\"bytes\": 100, \"blocks\": 1, \"index\": 1, "
-                              "\"time_us\": 0}"));
+                              "\"allocation\": 1, \"time_us\": 0}"));
     done(r);
 }
 
@@ -189,15 +190,16 @@ static void peak_at_the_very_end_is_what_is_live_at_the_end(void **state)
     assert_int_equal(an->summary.leaked_bytes, 60);
     assert_int_equal(an->summary.leaked_blocks, 2);
     assert_int_equal(an->summary.temporary, 0);
-    assert_true(has(r->report, "peak heap:    60 B (60 bytes) in 2 blocks, at call 4\n"));
+    assert_true(has(r->report, "peak heap:    60 B (60 bytes) in 2 blocks, at allocation 3 of 3 "
+                               "(call 4 of the trace, releases counted)\n"));
     assert_true(has(r->report, "leaked:       60 B (60 bytes) in 2 blocks\n"));
     assert_true(has(r->report, "top 2 sites by memory at the peak (of 2 sites):\n"
-                               "   1. 40 B (40 bytes, 66.7% of the peak) in 1 blocks by malloc\n"
+                               "   1. 40 B (40 bytes, 66.7% of the peak) in 1 blocks by malloc in a (a.c:1)\n"
                                "        a at a.c:1\n        main at m.c:9\n"
-                               "   2. 20 B (20 bytes, 33.3% of the peak) in 1 blocks by malloc\n"));
+                               "   2. 20 B (20 bytes, 33.3% of the peak) in 1 blocks by malloc in b (b.c:2)\n"));
     assert_true(has(r->stats, "\"leaked_bytes\": 60, \"leaked_blocks\": 2, "));
     assert_true(has(r->stats, "\"peak\": {\"bytes\": 60, \"blocks\": 2, \"index\": 4, "
-                              "\"time_us\": null}"));
+                              "\"allocation\": 3, \"time_us\": null}"));
     done(r);
 }
 
@@ -310,7 +312,7 @@ static void a_leaks_only_trace_says_it_has_no_peak_nor_series(void **state)
     assert_true(has(r->report, "memory over time: none, a leaks-only trace keeps no order in "
                                "time\n"));
     assert_true(has(r->report, "top 2 sites by leaked bytes (of 2 sites):\n"
-                               "   1. 50 B (50 bytes) in 2 blocks by malloc\n"));
+                               "   1. 50 B (50 bytes) in 2 blocks by malloc in a (a.c:1)\n"));
     assert_null(strstr(r->report, "by memory at the peak"));
     assert_true(has(r->stats, "\"releases\": null, "));
     assert_true(has(r->stats, "\"leaks_only\": true, "));
@@ -501,11 +503,12 @@ static void the_report_names_module_only_and_unresolved_frames(void **state)
                      false, false);
     /* "from MODULE", as the trace format and the gate say it; an address
      * where no name is known. */
-    assert_true(has(r->report, "   1. 8 B (8 bytes) in 1 blocks by malloc\n"
+    assert_true(has(r->report, "   1. 8 B (8 bytes) in 1 blocks by malloc in helper (libx.so.1)\n"
                                "        helper from /usr/lib/libx.so.1\n"
                                "        0x1010\n"));
     assert_true(has(r->stats, "\"frames\": [{\"address\": \"0x1000\", \"function\": \"helper\", "
-                              "\"file\": null, \"line\": null, \"module\": \"/usr/lib/libx.so.1\"}, "));
+                              "\"file\": null, \"line\": null, \"module\": \"/usr/lib/libx.so.1\", "
+                              "\"place\": \"libx.so.1@0x1000\"}, "));
     done(r);
 }
 

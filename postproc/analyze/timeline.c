@@ -1,0 +1,128 @@
+/*
+ * postproc/analyze/timeline.c: per-site ticks of the time series
+ * (timeline.h).
+ *
+ * A site's ticks are appended in time order, so its latest tick is the
+ * only one that can still change: `open` keeps its position. Halving maps
+ * interval k to k / 2 and folds a site's two ticks that land in one
+ * (counts add, the later live value stays), in one pass that compacts the
+ * array in place and keeps every site's ticks in order.
+ */
+#include "timeline.h"
+#include "xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct at_an_timeline {
+    at_an_tick *v;
+    size_t n, cap;
+    uint32_t *open; /* per site: its latest tick, or NONE */
+    size_t nopen;
+    unsigned shift; /* on top of the series' own merging */
+    bool sorted;
+};
+
+at_an_timeline *at_an_timeline_new(void)
+{
+    return at_xcalloc(1, sizeof(at_an_timeline));
+}
+
+void at_an_timeline_free(at_an_timeline *tl)
+{
+    if (!tl)
+        return;
+    free(tl->v);
+    free(tl->open);
+    free(tl);
+}
+
+static void fold(at_an_timeline *tl)
+{
+    for (size_t i = 0; i < tl->nopen; i++)
+        tl->open[i] = NONE;
+    size_t w = 0;
+    for (size_t r = 0; r < tl->n; r++) {
+        at_an_tick t = tl->v[r];
+        t.interval /= 2;
+        uint32_t o = tl->open[t.site];
+        if (o != NONE && tl->v[o].interval == t.interval) {
+            at_an_tick *k = &tl->v[o];
+            k->allocations += t.allocations;
+            k->bytes += t.bytes;
+            k->temporary += t.temporary;
+            k->live = t.live;
+            k->live_blocks = t.live_blocks;
+            continue;
+        }
+        tl->v[w] = t;
+        tl->open[t.site] = (uint32_t)w++;
+    }
+    tl->n = w;
+}
+
+void at_an_timeline_halve(at_an_timeline *tl)
+{
+    fold(tl);
+}
+
+void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, uint64_t allocs,
+                         uint64_t bytes, bool temporary, uint64_t live, uint64_t live_blocks)
+{
+    uint32_t k = (uint32_t)(interval >> tl->shift);
+    if (site >= tl->nopen) {
+        size_t n = tl->nopen ? tl->nopen : 256;
+        while (n <= site)
+            n *= 2;
+        tl->open = at_xreallocarray(tl->open, n, sizeof *tl->open);
+        for (size_t i = tl->nopen; i < n; i++)
+            tl->open[i] = NONE;
+        tl->nopen = n;
+    }
+    uint32_t o = tl->open[site];
+    if (o == NONE || tl->v[o].interval != k) {
+        while (tl->n >= AT_AN_MAX_TICKS) { /* too fine: coarser, then retry */
+            tl->shift++;
+            fold(tl);
+            k = (uint32_t)(interval >> tl->shift);
+            o = tl->open[site];
+            if (o != NONE && tl->v[o].interval == k)
+                break;
+        }
+        if (o == NONE || tl->v[o].interval != k) {
+            if (tl->n == tl->cap) {
+                tl->cap = tl->cap ? tl->cap * 2 : 1024;
+                tl->v = at_xreallocarray(tl->v, tl->cap, sizeof *tl->v);
+            }
+            tl->v[tl->n] = (at_an_tick){ .site = site, .interval = k };
+            o = tl->open[site] = (uint32_t)tl->n++;
+        }
+    }
+    at_an_tick *t = &tl->v[o];
+    t->allocations += allocs;
+    t->bytes += bytes;
+    t->temporary += temporary;
+    t->live = live;
+    t->live_blocks = live_blocks;
+}
+
+static int by_site(const void *x, const void *y)
+{
+    const at_an_tick *a = x, *b = y;
+    if (a->site != b->site)
+        return a->site < b->site ? -1 : 1;
+    return (a->interval > b->interval) - (a->interval < b->interval);
+}
+
+const at_an_tick *at_an_timeline_ticks(at_an_timeline *tl, size_t *n, unsigned *shift)
+{
+    if (!tl->sorted) {
+        qsort(tl->v, tl->n, sizeof *tl->v, by_site);
+        tl->sorted = true;
+    }
+    *n = tl->n;
+    *shift = tl->shift;
+    return tl->v;
+}
