@@ -357,25 +357,9 @@ static bool leaks_mode(int fd)
     return yes;
 }
 
-/* The reason on the tracer's cut line ("## trace cut: REASON", written
- * last when a signal ended the program or the disk was full), as a new
- * string, or NULL when the trace does not end with one. */
-static char *cut_reason(int fd)
-{
-    char buf[512];
-    size_t n = read_tail(fd, buf, sizeof buf);
-    if (!n)
-        return NULL;
-    buf[n - 1] = '\0';
-    char *last = strrchr(buf, '\n');
-    last = last ? last + 1 : buf;
-    size_t plen = strlen(AT_CUT_PREFIX);
-    return strncmp(last, AT_CUT_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
-}
-
-/* The program on the tracer's exec line ("## exec: PATH", written before
- * an exec) when it is the trace's last line, as a new string, or NULL. */
-static char *exec_line(int fd)
+/* What follows `prefix` on the trace's last line, as a new string, or
+ * NULL when the last line does not start with it. */
+static char *last_line_after(int fd, const char *prefix)
 {
     char buf[1024];
     size_t n = read_tail(fd, buf, sizeof buf);
@@ -384,8 +368,22 @@ static char *exec_line(int fd)
     buf[n - 1] = '\0';
     char *last = strrchr(buf, '\n');
     last = last ? last + 1 : buf;
-    size_t plen = strlen(AT_EXEC_PREFIX);
-    return strncmp(last, AT_EXEC_PREFIX, plen) == 0 ? strdup(last + plen) : NULL;
+    size_t plen = strlen(prefix);
+    return strncmp(last, prefix, plen) == 0 ? strdup(last + plen) : NULL;
+}
+
+/* The reason on the tracer's cut line ("## trace cut: REASON", written
+ * last when a signal ended the program or the disk was full). */
+static char *cut_reason(int fd)
+{
+    return last_line_after(fd, AT_CUT_PREFIX);
+}
+
+/* The program on the tracer's exec line ("## exec: PATH", written before
+ * an exec) when it is the trace's last line. */
+static char *exec_line(int fd)
+{
+    return last_line_after(fd, AT_EXEC_PREFIX);
 }
 
 /* Why the trace is not whole, or NULL. */
