@@ -330,6 +330,22 @@ int h_have(const char *tool)
     return yes;
 }
 
+int h_nobody_runs_the_tree(void)
+{
+    if (geteuid() != 0 || !h_have("setpriv")) {
+        print_message("skipped: needs root and setpriv to act as another user\n");
+        return 0;
+    }
+    h_result r = h_sh("setpriv --reuid=65534 --regid=65534 --clear-groups "
+                      "test -r '%s/scripts/alloctrace'", h_root());
+    int yes = r.status == 0;
+    h_result_free(&r);
+    if (!yes)
+        print_message("skipped: uid 65534 cannot read %s/scripts/alloctrace "
+                      "(a private directory above the tree)\n", h_root());
+    return yes;
+}
+
 char *h_find_line(const char *text, const char *re)
 {
     regex_t rx = compile(re);

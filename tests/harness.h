@@ -65,6 +65,10 @@ void h_lacks(const char *text, const char *needle);
 /* Whether `tool` is a command on PATH; when not, prints "skipped: TOOL is
  * not installed" for the test that is about to skip(). */
 int h_have(const char *tool);
+/* Whether the tests can run the tree's launcher as uid 65534 (nobody): as
+ * root, with setpriv, and no private directory above the tree. Says why
+ * not (skipped: ...). */
+int h_nobody_runs_the_tree(void);
 
 /* Formats into a new string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -551,10 +551,8 @@ static void test_process_started_under_the_tracer_is_refused(void **state)
 static void test_another_users_process_is_refused(void **state)
 {
     (void)state;
-    if (getuid() != 0 || !h_have("setpriv")) {
-        printf("skipped: needs root and setpriv to act as another user\n");
+    if (!h_nobody_runs_the_tree())
         skip();
-    }
     char *dir = h_tmpdir();
     chmod(dir, 0755);
     struct target t = start_target(dir, "t", NULL);
