@@ -589,15 +589,10 @@ static void test_stopped_process_is_refused_and_stays_stopped(void **state)
     h_cleanup();
 }
 
-/* Root without CAP_SYS_PTRACE (a container's default) and another user's
- * process. */
-static void test_root_without_cap_sys_ptrace_is_told_so(void **state)
+/* The target run as uid 65534 (nobody), after its first round; its
+ * input is *in (write "exit\n" to end it). */
+static pid_t start_as_nobody(int *in)
 {
-    (void)state;
-    if (getuid() != 0 || !h_have("setpriv")) {
-        printf("skipped: needs root and setpriv to drop CAP_SYS_PTRACE\n");
-        skip();
-    }
     char *dir = h_tmpdir();
     chmod(dir, 0777);
     char *prog = h_path("build/tests/programs/attach_target");
@@ -610,15 +605,35 @@ static void test_root_without_cap_sys_ptrace_is_told_so(void **state)
     close(p[0]);
     assert_int_equal(write(p[1], "r\n", 2), 2);
     wait_for_text(out, "round 0: ");
+    free(prog);
+    free(out);
+    *in = p[1];
+    return pid;
+}
+
+/* Ends a target started by start_as_nobody. */
+static void finish_nobody(pid_t pid, int in)
+{
+    assert_int_equal(write(in, "exit\n", 5), 5);
+    close(in);
+    assert_int_equal(wait_exit(pid), 0);
+    h_cleanup();
+}
+
+/* Root without CAP_SYS_PTRACE (a container's default) and another user's
+ * process. */
+static void test_root_without_cap_sys_ptrace_is_told_so(void **state)
+{
+    (void)state;
+    if (!h_nobody_runs_the_tree())
+        skip();
+    int in;
+    pid_t pid = start_as_nobody(&in);
     h_result r = h_sh("setpriv --inh-caps=-sys_ptrace --bounding-set=-sys_ptrace "
                       "'%s/scripts/alloctrace' -p %d", h_root(), (int)pid);
     refused(&r, h_fmt("alloctrace: %d (attach_target): another user's process, and this root has no CAP_SYS_PTRACE (a container? run it with --cap-add=SYS_PTRACE)\n", (int)pid));
     h_result_free(&r);
-    assert_int_equal(write(p[1], "exit\n", 5), 5);
-    close(p[1]);
-    assert_int_equal(wait_exit(pid), 0);
-    free(prog);
-    h_cleanup();
+    finish_nobody(pid, in);
 }
 
 /* kernel.yama.ptrace_scope=1: a user may attach only to its descendants. */
@@ -626,34 +641,20 @@ static void test_ptrace_scope_is_named_with_its_fix(void **state)
 {
     (void)state;
     char *scope = h_read_file("/proc/sys/kernel/yama/ptrace_scope", NULL);
-    if (!scope || strcmp(scope, "1\n") != 0 || getuid() != 0 || !h_have("setpriv")) {
+    if (!scope || strcmp(scope, "1\n") != 0 || !h_nobody_runs_the_tree()) {
         printf("skipped: needs kernel.yama.ptrace_scope=1 (this kernel: %s), root and setpriv\n",
                scope ? scope : "no Yama\n");
         free(scope);
         skip();
     }
     free(scope);
-    char *dir = h_tmpdir();
-    chmod(dir, 0777);
-    char *prog = h_path("build/tests/programs/attach_target");
-    int p[2];
-    assert_int_equal(pipe(p), 0);
-    char *out = h_fmt("%s/nobody.out", dir);
-    const char *argv[] = { "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                           "--clear-groups", prog, NULL };
-    pid_t pid = spawn(argv, p[0], out, NULL, NULL);
-    close(p[0]);
-    assert_int_equal(write(p[1], "r\n", 2), 2);
-    wait_for_text(out, "round 0: ");
+    int in;
+    pid_t pid = start_as_nobody(&in);
     h_result r = h_sh("cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "
                       "'%s/scripts/alloctrace' -p %d", h_root(), (int)pid);
     refused(&r, h_fmt("alloctrace: %d (attach_target): kernel.yama.ptrace_scope=1 lets only a parent attach: run as root, or sudo sysctl kernel.yama.ptrace_scope=0\n", (int)pid));
     h_result_free(&r);
-    assert_int_equal(write(p[1], "exit\n", 5), 5);
-    close(p[1]);
-    assert_int_equal(wait_exit(pid), 0);
-    free(prog);
-    h_cleanup();
+    finish_nobody(pid, in);
 }
 
 static void test_process_exiting_during_the_attach_is_said(void **state)
