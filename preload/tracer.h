@@ -693,6 +693,10 @@ void at_snapshot_fork_child(void) AT_HIDDEN;
  * at SIG_DFL; sigaction()/signal() still show the program SIG_DFL. */
 /* `on_end(sig)` writes the trace (lifecycle.c's at_finish_signal). */
 void at_signals_install(void (*on_end)(int sig)) AT_HIDDEN;
+/* Gives `sig` to `fn` (SA_RESTART, nothing masked): the tracer's own
+ * signals, the toggle and the snapshot signal, which the program asked
+ * the tracer to take. */
+void at_signal_catch(int sig, void (*fn)(int)) AT_HIDDEN;
 
 /* ---- lifecycle.c ------------------------------------------------------- */
 /* Starts the tracer, once: from the first intercepted allocation or the

@@ -269,16 +269,6 @@ static void on_snapshot_signal(int sig)
     errno = e;
 }
 
-static void install_snapshot_signal(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_snapshot_signal;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(at_cfg.snapshot_signal, &sa, NULL);
-}
-
 /* ---- start ---------------------------------------------------------------- */
 
 /* Opens @alloctrace.PID; -1 with one line on stderr. */
@@ -327,7 +317,7 @@ static void start(int install_signal)
         return;
     }
     if (at_cfg.snapshot_signal && install_signal)
-        install_snapshot_signal();
+        at_signal_catch(at_cfg.snapshot_signal, on_snapshot_signal);
 }
 
 void at_control_start(void)

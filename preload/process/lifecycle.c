@@ -419,16 +419,6 @@ static void on_toggle(int sig)
     at_enabled = !at_enabled;
 }
 
-static void install_toggle(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_toggle;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(at_cfg.toggle_signal, &sa, NULL);
-}
-
 /* ---- start-up ----------------------------------------------------------- */
 
 static atomic_int started;      /* 0, 1 while starting, 2 once done */
@@ -533,7 +523,7 @@ void at_start(void)
     at_writer_flush();
     at_enabled = at_cfg.start_enabled;
     if (at_cfg.toggle_signal)
-        install_toggle();
+        at_signal_catch(at_cfg.toggle_signal, on_toggle);
     at_signals_install(at_finish_signal);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     /* Registered before main, so they run after every handler of the

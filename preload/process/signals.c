@@ -190,3 +190,13 @@ EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 {
     return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
+
+void at_signal_catch(int sig, void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
