@@ -63,30 +63,48 @@ void at_stacks_free(at_stack_table *t)
     free(t);
 }
 
-/* FNV-1a over addresses and texts. */
+/* One 64-bit word into the hash: a multiply and a shift, as reader.c's
+ * frame-list hash does. */
+static uint64_t mix_word(uint64_t h, uint64_t w)
+{
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 29);
+}
+
+/* Addresses and texts, 8 bytes a step: a resolved C++ frame's text is a
+ * demangled name and a file:line of 100-200 bytes, and FNV-1a a byte at a
+ * time over them was 11-15% of `-r` on a cc1plus trace (every new resolved
+ * stack is hashed whole). The text's length (strlen, vectorised) ends it,
+ * so "text" and "tex" + "t" differ. */
 static uint64_t hash_frames(const at_frame *frames, uint32_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
     for (uint32_t i = 0; i < n; i++) {
-        uint64_t a = frames[i].addr;
-        for (int b = 0; b < 8; b++) {
-            h ^= (a >> (8 * b)) & 0xff;
-            h *= 0x100000001b3ull;
+        h = mix_word(h, frames[i].addr);
+        const char *s = frames[i].text;
+        if (!s) {
+            h = mix_word(h, UINT64_MAX);
+            continue;
         }
-        for (const char *s = frames[i].text; s && *s; s++) {
-            h ^= (unsigned char)*s;
-            h *= 0x100000001b3ull;
+        size_t len = strlen(s), k = 0;
+        for (; k + 8 <= len; k += 8) {
+            uint64_t w;
+            memcpy(&w, s + k, 8);
+            h = mix_word(h, w);
         }
-        h ^= 0xff; /* separates "text" from "tex" + "t" */
-        h *= 0x100000001b3ull;
+        uint64_t w = 0;
+        memcpy(&w, s + k, len - k);
+        h = mix_word(h, w ^ (uint64_t)len << 56);
     }
     return h;
 }
 
 static int same_text(const char *a, const char *b)
 {
+    if (a == b) /* the resolver hands the same text for the same address */
+        return 1;
     if (!a || !b)
-        return a == b;
+        return 0;
     return strcmp(a, b) == 0;
 }
 
