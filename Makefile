@@ -77,7 +77,7 @@ ifneq ($(words $(PP_HEADERS)),$(words $(sort $(PP_HEADERS))))
 endif
 PP_CFLAGS  = $(BASE_CFLAGS) $(CFLAGS) $(addprefix -I,$(PP_DIRS)) -I$(B)/gen \
              $(call pc_cflags,$(sort $(POSTPROC_PKGS)))
-PP_LIBS    = $(call pc_libs,$(sort $(POSTPROC_PKGS))) -lm
+PP_LIBS    = $(call pc_libs,$(sort $(POSTPROC_PKGS))) -lm -lpthread
 PP_OBJS     := $(POSTPROC_SRCS:%.c=$(B)/%.o)
 PP_SAN_OBJS := $(POSTPROC_SRCS:%.c=$(B)/san/%.o)
 

@@ -189,6 +189,11 @@ void at_analyzer_set_cache(at_analyzer *a, at_an_cache_fn fn, void *ctx);
 /* One call of the analysed resource, in index order. */
 void at_analyzer_call(at_analyzer *a, const at_call *c);
 
+/* A hint that a call on block `id` comes soon: starts loading its slot of
+ * the live-block table, so that the call does not wait on memory (the
+ * table outgrows the caches on big traces; see analyze_stage.c's window). */
+void at_analyzer_prefetch(const at_analyzer *a, uint64_t id);
+
 /* A call of another resource: only counted (summary.other_calls). */
 void at_analyzer_skip(at_analyzer *a);
 

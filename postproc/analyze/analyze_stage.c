@@ -13,8 +13,15 @@
  * copies of anything the trace owns) and replayed sorted by index at the
  * end. That is the one case where memory grows with the calls; the
  * leaks pairing stage does the same for the same reason.
+ *
+ * The analyzer runs on a thread of its own (analyze_thread.c), fed the
+ * calls in order through a bounded queue, while this thread goes on
+ * reading; finish waits for it before the replay and the results. Calls of
+ * other resources are only counted here and added to the analyzer's count
+ * after the join, so that nothing else touches it while the thread runs.
  */
 #include "analyze.h"
+#include "analyze_thread.h"
 #include "runtime.h"
 #include "sampling.h"
 #include "xalloc.h"
@@ -44,6 +51,8 @@ typedef struct analyze_stage {
     at_runtime *runtime;
     kept_call *kept;
     size_t nkept, ckept;
+    at_an_thread *thread;  /* the analyzer's, started at the first call */
+    uint64_t skipped;      /* calls of other resources, counted at the end */
 } analyze_stage;
 
 static bool counted(const analyze_stage *s, const at_call *c)
@@ -81,10 +90,27 @@ static void keep(analyze_stage *s, const at_call *c)
                                        .kind = c->kind };
 }
 
+/* c to the analyzer's thread, started at the first call. */
+static void hold(analyze_stage *s, const at_call *c)
+{
+    if (!s->thread)
+        s->thread = at_an_thread_start(analyzer(s));
+    at_an_thread_call(s->thread, c);
+}
+
+/* The analyzer's thread done: every call handed on analysed. */
+static void join(analyze_stage *s)
+{
+    at_an_thread_join(s->thread);
+    s->thread = NULL;
+    for (; s->skipped; s->skipped--)
+        at_analyzer_skip(analyzer(s));
+}
+
 static void take(analyze_stage *s, const at_call *c, bool grouped)
 {
     if (!counted(s, c)) {
-        at_analyzer_skip(analyzer(s));
+        s->skipped++;
         return;
     }
     /* A compressed trace's calls come in index order once the reorder
@@ -92,7 +118,7 @@ static void take(analyze_stage *s, const at_call *c, bool grouped)
     if (grouped || (s->t->input_compressed && !s->t->calls_in_order))
         keep(s, c);
     else
-        at_analyzer_call(analyzer(s), c);
+        hold(s, c);
 }
 
 static void put(at_stage *self, const at_record *r)
@@ -119,6 +145,8 @@ static void replay(analyze_stage *s)
     at_analyzer *a = analyzer(s);
     for (size_t i = 0; i < s->nkept; i++) {
         const kept_call *k = &s->kept[i];
+        if (i + 16 < s->nkept) /* its live slot: see analyze_thread.c */
+            at_analyzer_prefetch(a, s->kept[i + 16].id);
         at_call c = { .index = k->index, .context = k->context, .has_time = k->has_time,
                       .time_us = k->time_us, .name = k->name, .is_alloc = k->is_alloc,
                       .size = k->size, .id = k->id, .stack = k->stack, .kind = k->kind };
@@ -132,6 +160,7 @@ static void replay(analyze_stage *s)
 static void finish(at_stage *self)
 {
     analyze_stage *s = (analyze_stage *)self;
+    join(s);
     replay(s);
     const at_analysis *an = at_analyzer_finish(analyzer(s), s->t);
     errno = 0;
@@ -156,6 +185,7 @@ void at_analyze_stage_free(at_stage *self)
     analyze_stage *s = (analyze_stage *)self;
     if (!s)
         return;
+    at_an_thread_join(s->thread); /* freed before finish: an error path */
     at_analyzer_free(s->an);
     at_runtime_free(s->runtime);
     free(s->kept);
