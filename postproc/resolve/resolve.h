@@ -66,7 +66,8 @@ void at_resolver_set_build_id(at_resolver *r, const char *path, const char *hex)
  * `table`. Frames that have text keep it unless re_resolve; with
  * re_resolve an earlier inline expansion (frames of one address whose text
  * ends in " [inlined]") is resolved as the one frame it stands for. Cached
- * per input stack (one resolver serves one table). Never NULL. */
+ * per input stack by its id, so `stack` must be interned in `table` too
+ * (one resolver serves one table). Never NULL. */
 const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const at_stack *stack);
 
 /* Counters for tests and the benchmark. */
