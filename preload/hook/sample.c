@@ -22,7 +22,7 @@
  *   front of it a table of counters, one per hash bucket of addresses:
  *   a free() whose counter is 0 - nearly every one - is known not to be
  *   picked after one load, whatever the number of live blocks (the table
- *   is 32 KiB: see FILTER_BITS). The set
+ *   is 32 KiB: see at_sample_filter). The set
  *   holds about live bytes / I addresses, so it stays small.
  * - Randomness: xorshift64* per thread, seeded from
  *   ALLOCTRACE_SAMPLE_SEED (tests fix it) or the clock and the address of
@@ -97,15 +97,17 @@ int at_sample_pick_slow(uint64_t n)
 
 /* ---- the picked blocks -------------------------------------------------------- */
 
-/* 16384 counters of 16 bits: 32 KiB, which stays in the first-level
+/* 16384 counters of 16 bits: 32 KiB, which stays near the first-level
  * cache beside the program's own data, where a table of 64K words (256
- * KiB) would cost a miss on many a free(). With L live picked blocks, a
- * free() that was not picked finds a nonzero counter (and takes the lock
- * to look) with probability about L / 16384: 1% for 160 blocks, 80 MiB
- * live at 512k. A counter cannot overflow: 65536 picked blocks in one
- * bucket would take a billion live ones. */
-#define FILTER_BITS 14
-_Atomic uint16_t at_sample_filter[1u << FILTER_BITS];
+ * KiB) would cost a miss on many a free(); at_sample_bucket keeps nearby
+ * addresses on one line. With L live picked blocks spread over the heap,
+ * a free() that was not picked finds a nonzero counter (and takes the
+ * lock to look) with probability about L / 16384: 1% for 160 blocks, 80
+ * MiB live at 512k. A counter would overflow only with 65536 picked
+ * blocks in one bucket (a billion live ones, spread evenly); it wraps
+ * then, and a picked block's release can go unrecorded: an estimate off,
+ * nothing worse. */
+_Atomic uint16_t at_sample_filter[1u << AT_SAMPLE_FILTER_BITS];
 
 static atomic_flag lock = ATOMIC_FLAG_INIT;
 static uintptr_t *set;          /* 0: empty slot */
