@@ -60,6 +60,51 @@ static void many_stacks_survive_table_growth(void **state)
     at_stacks_free(t);
 }
 
+/* A text shared by two stacks is kept once (stack.c's table of texts),
+ * whoever handed it in. */
+static void a_frame_text_is_kept_once_across_stacks(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    char text1[] = "std::vector<int>::push_back(int const&) at stl_vector.h:1287";
+    char text2[] = "std::vector<int>::push_back(int const&) at stl_vector.h:1287";
+    at_frame a[] = { { 0x10, text1 }, { 0x20, "main() at m.c:3" } };
+    at_frame b[] = { { 0x11, text2 }, { 0x20, "main() at m.c:3" } };
+    const at_stack *s1 = at_stacks_intern(t, a, 2);
+    const at_stack *s2 = at_stacks_intern(t, b, 2);
+    assert_ptr_not_equal(s1, s2);
+    assert_ptr_equal(s1->frames[0].text, s2->frames[0].text);
+    assert_ptr_equal(s1->frames[1].text, s2->frames[1].text);
+    assert_string_equal(s2->frames[0].text, text2);
+    at_stacks_free(t);
+}
+
+/* The stack hash samples a text (its ends, its middle, its length); texts
+ * differing anywhere else still make distinct stacks, and each is found
+ * again. */
+static void stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinct(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    char text[] = "f<aaaaaaaaaaaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb>() at x.cc:1";
+    const at_stack *s[20];
+    for (int i = 0; i < 20; i++) {
+        text[12] = (char)('a' + i); /* outside the first, middle and last 8 bytes */
+        at_frame f = { 0x10, text };
+        s[i] = at_stacks_intern(t, &f, 1);
+    }
+    for (int i = 0; i < 20; i++) {
+        for (int j = 0; j < i; j++)
+            assert_ptr_not_equal(s[i], s[j]);
+        text[12] = (char)('a' + i);
+        at_frame f = { 0x10, text };
+        assert_ptr_equal(at_stacks_intern(t, &f, 1), s[i]);
+        assert_string_equal(s[i]->frames[0].text, text);
+    }
+    assert_int_equal(at_stacks_count(t), 20);
+    at_stacks_free(t);
+}
+
 static void map_line_splits_at_last_arrow(void **state)
 {
     (void)state;
@@ -185,6 +230,8 @@ int main(void)
         cmocka_unit_test(equal_frame_lists_intern_to_one_stack),
         cmocka_unit_test(stacks_differing_in_text_or_length_are_distinct),
         cmocka_unit_test(many_stacks_survive_table_growth),
+        cmocka_unit_test(a_frame_text_is_kept_once_across_stacks),
+        cmocka_unit_test(stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinct),
         cmocka_unit_test(map_line_splits_at_last_arrow),
         cmocka_unit_test(malformed_map_lines_are_rejected),
         cmocka_unit_test(newest_map_covering_an_address_wins),
