@@ -98,10 +98,17 @@ static void heap_sort(struct at_live_block *a, size_t n, uint8_t *kind)
     }
 }
 
+/* Tables of 4 MiB and more ask for transparent huge pages: written
+ * whole, they would otherwise cost a page fault every 4 KiB (a million
+ * blocks' links, 8 MB: ~2,000). */
 static void *map_anon(size_t len)
 {
     void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return m == MAP_FAILED ? NULL : m;
+    if (m == MAP_FAILED)
+        return NULL;
+    if (len >= (4ul << 20))
+        madvise(m, len, MADV_HUGEPAGE);
+    return m;
 }
 
 /*
@@ -111,27 +118,31 @@ static void *map_anon(size_t len)
  * of them are merged in one pass, a small heap of the runs' heads
  * choosing the next (ties to the earlier run: stable, as the radix sort
  * is), instead of the radix sort's 4 or 5 passes; one run is already in
- * order. Static: a signal handler's stack may be small.
+ * order. The merge reads the keys from the blocks themselves (a run is
+ * read front to back, so each key once, in cached lines) and writes only
+ * where each block comes from, 4 bytes a block: (key, position) pairs
+ * were 32 bytes a block, ~8,000 page faults on a million. Static: a
+ * signal handler's stack may be small.
  */
 #define MAX_RUNS 256
 static size_t run_at[MAX_RUNS], run_end[MAX_RUNS];
+static uint64_t run_key[MAX_RUNS];   /* the key at run_at */
 static unsigned run_heap[MAX_RUNS];
 
-static int head_first(const struct keyed *a, unsigned x, unsigned y)
+static int head_first(unsigned x, unsigned y)
 {
-    uint64_t kx = a[run_at[x]].key, ky = a[run_at[y]].key;
-    return kx < ky || (kx == ky && x < y);
+    return run_key[x] < run_key[y] || (run_key[x] == run_key[y] && x < y);
 }
 
-static void run_down(const struct keyed *a, size_t n, size_t i)
+static void run_down(size_t n, size_t i)
 {
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             return;
-        if (c + 1 < n && head_first(a, run_heap[c + 1], run_heap[c]))
+        if (c + 1 < n && head_first(run_heap[c + 1], run_heap[c]))
             c++;
-        if (!head_first(a, run_heap[c], run_heap[i]))
+        if (!head_first(run_heap[c], run_heap[i]))
             return;
         unsigned x = run_heap[i];
         run_heap[i] = run_heap[c];
@@ -140,78 +151,116 @@ static void run_down(const struct keyed *a, size_t n, size_t i)
     }
 }
 
-/* a's nruns runs (run_at, run_end) merged into t. */
-static void merge_runs(const struct keyed *a, struct keyed *t, size_t n, size_t nruns)
+/* The nruns runs of `all` (run_at, run_end) merged: from[k] is the
+ * position of the block that goes k-th. */
+static void merge_runs(const struct at_live_block *all, uint32_t *from, size_t n, size_t nruns)
 {
-    for (unsigned r = 0; r < nruns; r++)
+    for (unsigned r = 0; r < nruns; r++) {
         run_heap[r] = r;
+        run_key[r] = at_live_key(&all[run_at[r]]);
+    }
     for (size_t i = nruns / 2; i-- > 0;)
-        run_down(a, nruns, i);
+        run_down(nruns, i);
     for (size_t k = 0; k < n; k++) {
         unsigned r = run_heap[0];
-        t[k] = a[run_at[r]++];
+        from[k] = (uint32_t)run_at[r]++;
         if (run_at[r] == run_end[r])
             run_heap[0] = run_heap[--nruns];
-        run_down(a, nruns, 0);
+        else
+            run_key[r] = at_live_key(&all[run_at[r]]);
+        run_down(nruns, 0);
     }
 }
 
-/* The n blocks of `all` into key order, in place, and their kinds
- * (when there are) with them: the pairs sorted say where each block comes
- * from, and the permutation is applied cycle by cycle, a block held
- * aside per cycle. A second copy of the blocks, as the sort made before,
- * was 32 bytes a block more at the exit's peak. */
-static void sort_by_key(struct at_live_block *all, size_t n, uint8_t *kind)
+/* How many ascending runs the keys of `all` make; the first MAX_RUNS
+ * into run_at and run_end. */
+static size_t find_runs(const struct at_live_block *all, size_t n)
 {
-    if (n < 2)
-        return;
-    size_t pairs_len = 2 * n * sizeof(struct keyed) + 256 * sizeof(size_t);
-    struct keyed *pairs = map_anon(pairs_len);
-    if (!pairs) {
-        heap_sort(all, n, kind);
-        return;
-    }
     size_t nruns = 0;
+    uint64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
-        pairs[i] = (struct keyed){ at_live_key(&all[i]), i };
-        if (i == 0 || pairs[i].key < pairs[i - 1].key) {
+        uint64_t key = at_live_key(&all[i]);
+        if (i == 0 || key < prev) {
             if (nruns && nruns <= MAX_RUNS)
                 run_end[nruns - 1] = i;
             if (++nruns <= MAX_RUNS)
                 run_at[nruns - 1] = i;
         }
+        prev = key;
     }
-    struct keyed *from = pairs + n;
-    if (nruns == 1) {
-        munmap(pairs, pairs_len);
-        return;   /* in order already */
-    } else if (nruns <= MAX_RUNS) {
+    if (nruns <= MAX_RUNS)
         run_end[nruns - 1] = n;
-        merge_runs(pairs, from, n, nruns);
-    } else {
-        from = radix_sort(pairs, pairs + n, n, (size_t *)(pairs + 2 * n));
-    }
-    const size_t done = (size_t)-1;
+    return nruns;
+}
+
+/* Where each block goes, by the radix sort: from[k] as merge_runs gives
+ * it. Returns -1 without memory. */
+static int radix_order(const struct at_live_block *all, uint32_t *from, size_t n)
+{
+    size_t pairs_len = 2 * n * sizeof(struct keyed) + 256 * sizeof(size_t);
+    struct keyed *pairs = map_anon(pairs_len);
+    if (!pairs)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        pairs[i] = (struct keyed){ at_live_key(&all[i]), i };
+    struct keyed *sorted = radix_sort(pairs, pairs + n, n, (size_t *)(pairs + 2 * n));
+    for (size_t k = 0; k < n; k++)
+        from[k] = (uint32_t)sorted[k].at;
+    munmap(pairs, pairs_len);
+    return 0;
+}
+
+/* The blocks moved into the order from[] gives, in place, cycle by cycle
+ * (a block held aside per cycle), and their kinds (when there are) with
+ * them. from[] is used up. A second copy of the blocks, as the sort made
+ * before, was 32 bytes a block more at the exit's peak. */
+static void permute(struct at_live_block *all, uint8_t *kind, uint32_t *from, size_t n)
+{
+    const uint32_t done = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
-        if (from[i].at == done || from[i].at == i)
+        if (from[i] == done || from[i] == i)
             continue;
         struct at_live_block held = all[i];
         uint8_t held_kind = kind ? kind[i] : 0;
         size_t j = i;
-        while (from[j].at != i) {
-            size_t k = from[j].at;
+        while (from[j] != i) {
+            size_t k = from[j];
             all[j] = all[k];
             if (kind)
                 kind[j] = kind[k];
-            from[j].at = done;
+            from[j] = done;
             j = k;
         }
         all[j] = held;
         if (kind)
             kind[j] = held_kind;
-        from[j].at = done;
+        from[j] = done;
     }
-    munmap(pairs, pairs_len);
+}
+
+/* The n blocks of `all` into key order, in place, and their kinds with
+ * them; an in-place heap sort without memory (or past 2^32 - 1 blocks). */
+static void sort_by_key(struct at_live_block *all, size_t n, uint8_t *kind)
+{
+    if (n < 2)
+        return;
+    size_t nruns = find_runs(all, n);
+    if (nruns == 1)
+        return;   /* in order already */
+    size_t from_len = n * sizeof(uint32_t);
+    uint32_t *from = n < UINT32_MAX ? map_anon(from_len) : NULL;
+    if (from && nruns <= MAX_RUNS) {
+        merge_runs(all, from, n, nruns);
+    } else if (from && radix_order(all, from, n) != 0) {
+        munmap(from, from_len);
+        from = NULL;
+    }
+    if (!from) {
+        heap_sort(all, n, kind);
+        return;
+    }
+    permute(all, kind, from, n);
+    munmap(from, from_len);
 }
 
 static const char *const kind_lines[] = {

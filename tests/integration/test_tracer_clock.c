@@ -6,6 +6,9 @@
  * lie in that bracket (with 2 ms for the TSC's conversion and the
  * printing's grain), in full and in leaks mode, and in leaks mode the
  * blocks must be numbered in the order the turns forced across threads.
+ * tests/programs/tracer_leak_order leaks blocks whose addresses run against
+ * their allocation order: leaks mode must still number them in that order,
+ * through the sort's merge of a few runs and through its radix sort.
  */
 #include "harness.h"
 #include "test_tracer_trace.h"
@@ -107,12 +110,67 @@ static void test_leaks_mode_numbers_blocks_of_two_threads_in_their_true_order(vo
     h_cleanup();
 }
 
+/* Runs tracer_leak_order with n; its blocks' records must come in the
+ * order it printed them, numbered one after another. */
+static void check_leak_order(int n)
+{
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_leak_order");
+    char *arg = h_fmt("%d", n);
+    const char *argv[] = { prog, arg, NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    struct t_trace t = t_load(trace);
+    size_t printed = 0, k = 0;
+    uint64_t last_index = 0;
+    for (const char *p = r.out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        unsigned long long a;
+        if (sscanf(p, "live %llx", &a) != 1)
+            continue;
+        printed++;
+        while (k < t.n && t.recs[k].id != a)
+            k++;
+        if (k == t.n)
+            fail_msg("n=%d: block %zu (0x%llx) not found after the record of block %zu", n,
+                     printed, a, printed - 1);
+        assert_int_equal(t.recs[k].size, 40);
+        if (printed > 1)
+            assert_int_equal(t.recs[k].index, last_index + 1);
+        last_index = t.recs[k].index;
+    }
+    assert_int_equal(printed, 2 * (size_t)n);
+    for (size_t i = 0; i < t.n; i++)
+        assert_int_equal(t.recs[i].index, i + 1);
+    t_free(&t);
+    h_result_free(&r);
+    free(arg);
+    free(prog);
+    free(trace);
+    h_cleanup();
+}
+
+static void test_leaks_mode_numbers_blocks_against_their_address_order_when_merging_runs(void **state)
+{
+    (void)state;
+    check_leak_order(100);   /* ~100 runs: merged */
+}
+
+static void test_leaks_mode_numbers_blocks_against_their_address_order_when_radix_sorting(void **state)
+{
+    (void)state;
+    check_leak_order(2000);   /* ~2000 runs: past the merge's 256 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_mode_times_lie_between_the_clock_readings_around_each_call),
         cmocka_unit_test(test_leaks_mode_times_lie_between_the_clock_readings_around_each_call),
         cmocka_unit_test(test_leaks_mode_numbers_blocks_of_two_threads_in_their_true_order),
+        cmocka_unit_test(test_leaks_mode_numbers_blocks_against_their_address_order_when_merging_runs),
+        cmocka_unit_test(test_leaks_mode_numbers_blocks_against_their_address_order_when_radix_sorting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
