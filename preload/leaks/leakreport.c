@@ -6,9 +6,9 @@
  * writes them, numbered 1, 2, ..., grouped by site and kind (the
  * compressed form; see write_groups), with the leak summary of
  * TEXT_FORMAT.md section 8. At exit, from HELPER_FROM blocks on, the
- * sort runs on a helper thread while the scan does, and so does half of
- * the text while the other half is written (see "A helper thread at
- * exit"): the second core is free by then.
+ * sort runs on a helper thread while the scan does, and so does part of
+ * the text while the rest is written (see "A helper thread at exit"):
+ * the second core is free by then.
  *
  * From a fatal signal's handler (`emergency`) it stays async-signal-safe:
  * no allocation, no scan (it reads /proc/self/maps and calls backtrace()),
@@ -612,8 +612,8 @@ static void write_span(const struct grouping *g, const struct at_live_block *all
  * has the second core to itself by then (the program has exited but for
  * its other threads), and the report's steps that do not depend on each
  * other go there (full mode's writer thread does the same during the
- * run): the sort while the scan runs, half of the text while the other
- * half is made and written. Each is a joinable thread on a stack mapped
+ * run): the sort while the scan runs, slices of the text while the
+ * others are made and written. Each is a joinable thread on a stack mapped
  * here (the scan leaves it out of the roots), started with the guard
  * held and its own guard set (whatever it or glibc allocates is not
  * traced), signals blocked, and joined before the report goes on: it
@@ -679,11 +679,21 @@ static void let_move(void *arg)
         syscall(SYS_futex, &h->may_move, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* Half of the text on a helper: the groups from k0 on, as pieces (the
- * first block's index, the length, the text) in segments of their own,
- * which the report's thread then writes in order. Without memory for
- * another segment it stops, and says where: the report's thread goes on
- * from there. */
+/*
+ * The text shared with a helper: cut into SLICES slices of about n /
+ * SLICES blocks each (a slice starts inside a group where the count
+ * passes its share, and that group's pieces are cut there: a piece
+ * boundary more than one thread would make, the same records, the same
+ * text whoever makes it). The report's thread takes slices from the
+ * front and writes them as it goes; the helper takes them from the back
+ * and makes them into segments of its own, which the report's thread
+ * writes, in order, once the two meet. So a helper that gets little of
+ * the CPU (a busy machine) leaves the report's thread waiting for one
+ * slice at most, not for half of the text. Without memory for another
+ * segment the helper stops, and says where: the report's thread goes on
+ * from there.
+ */
+#define SLICES 16
 #define SEG_BYTES (4ul << 20)
 
 struct seg {
@@ -702,43 +712,94 @@ struct text_job {
     const struct grouping *g;
     const struct at_live_block *all;
     size_t n;
-    struct text_at from;   /* to the end */
-    struct seg *segs;
-    int stopped;           /* no memory: `from` is then the first piece not made */
+    struct text_at at[SLICES + 1];   /* slice i: from at[i] up to at[i + 1] */
+    uint64_t claims;                 /* the next slice from the front | the back's << 32 */
+    struct seg *segs[SLICES];        /* the helper's slices */
+    struct text_at stop;             /* where it stopped, in slice `stopped` */
+    int stopped;                     /* -1: it did not */
 };
 
-static void *text_thread(void *arg)
+/* The next slice, from the front or from the back; -1: none left. */
+static int claim(struct text_job *j, int from_back)
 {
-    at_guard = 1;
-    struct text_job *j = arg;
+    uint64_t old = __atomic_load_n(&j->claims, __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint32_t front = (uint32_t)old, back = (uint32_t)(old >> 32);
+        if (front >= back)
+            return -1;
+        uint64_t claimed = from_back ? (uint64_t)(back - 1) << 32 | front
+                                     : (uint64_t)back << 32 | (front + 1);
+        if (__atomic_compare_exchange_n(&j->claims, &old, claimed, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return from_back ? (int)back - 1 : (int)front;
+    }
+}
+
+/* Where each slice starts. */
+static void slice_text(struct text_job *j)
+{
     const struct grouping *g = j->g;
-    struct seg *cur = NULL, **link = &j->segs;
-    for (size_t k = j->from.k, b = j->from.b; k < g->ngroups;
-         k++, b = k < g->ngroups ? g->groups[k].first : j->n)
-        while (b != j->n) {
+    size_t k = 0, seen = 0, into = 0, b = g->groups[0].first;
+    j->at[0] = (struct text_at){ 0, b };
+    for (int i = 1; i < SLICES; i++) {
+        size_t share = j->n / SLICES * i;
+        while (k + 1 < g->ngroups && seen + g->groups[k].count <= share) {
+            seen += g->groups[k++].count;
+            b = g->groups[k].first;
+            into = 0;
+        }
+        for (; seen + into < share && b != j->n; into++)
+            b = g->next[b];
+        j->at[i] = (struct text_at){ k, b };
+    }
+    j->at[SLICES] = (struct text_at){ g->ngroups - 1, j->n };
+}
+
+/* Slice i into segments; 0, or -1 without memory (j->stop set). */
+static int make_slice(struct text_job *j, int i)
+{
+    const struct grouping *g = j->g;
+    struct seg *cur = NULL, **link = &j->segs[i];
+    struct text_at to = j->at[i + 1];
+    for (size_t k = j->at[i].k, b = j->at[i].b;; b = g->groups[++k].first) {
+        size_t stop = k == to.k ? to.b : j->n;
+        while (b != stop) {
             if (!cur || SEG_BYTES - offsetof(struct seg, text) - cur->used <
                             sizeof(struct piece) + PIECE_MAX) {
                 struct seg *sg = map_anon(SEG_BYTES);
                 if (!sg) {
-                    j->from = (struct text_at){ k, b };
-                    j->stopped = 1;
-                    return NULL;
+                    j->stop = (struct text_at){ k, b };
+                    return -1;
                 }
                 *link = cur = sg;
                 link = &sg->next;
             }
             struct piece *pc = (struct piece *)(cur->text + cur->used);
             pc->first = b + 1;
-            b = format_piece(g, &g->groups[k], b, j->n, j->all, pc->text, &pc->len);
+            b = format_piece(g, &g->groups[k], b, stop, j->all, pc->text, &pc->len);
             cur->used += (sizeof *pc + pc->len + 7) & ~(size_t)7;
+        }
+        if (k == to.k)
+            return 0;
+    }
+}
+
+static void *text_thread(void *arg)
+{
+    at_guard = 1;
+    struct text_job *j = arg;
+    for (int i; (i = claim(j, 1)) >= 0;)
+        if (make_slice(j, i) != 0) {
+            j->stopped = i;
+            break;
         }
     return NULL;
 }
 
-/* The helper's pieces, in order, and what it left. */
-static void write_helped(struct text_job *j, const uint8_t *kind)
+/* The helper's slice i, and what it left of it. */
+static void write_made(struct text_job *j, int i, const uint8_t *kind)
 {
-    for (struct seg *sg = j->segs, *next; sg; sg = next) {
+    for (struct seg *sg = j->segs[i], *next; sg; sg = next) {
         for (size_t at = 0; at < sg->used;) {
             struct piece *pc = (struct piece *)(sg->text + at);
             put_kind(kind, pc->first - 1);
@@ -748,46 +809,35 @@ static void write_helped(struct text_job *j, const uint8_t *kind)
         next = sg->next;
         munmap(sg, SEG_BYTES);
     }
-    if (j->stopped)
-        write_span(j->g, j->all, j->n, kind, j->from,
-                   (struct text_at){ j->g->ngroups - 1, j->n });
+    if (j->stopped == i)
+        write_span(j->g, j->all, j->n, kind, j->stop, j->at[i + 1]);
 }
 
-/* Where the second half of the blocks' text starts: in the group where
- * the count passes n / 2, at that block (its pieces are cut there rather
- * than where one thread would cut them: a piece boundary more, and the
- * same records). */
-static struct text_at halfway(const struct grouping *g, size_t n)
-{
-    size_t k = 0, seen = 0;
-    for (; k + 1 < g->ngroups && seen + g->groups[k].count <= n / 2; k++)
-        seen += g->groups[k].count;
-    size_t b = g->groups[k].first;
-    for (size_t i = seen; i < n / 2 && b != n; i++)
-        b = g->next[b];
-    return (struct text_at){ k, b };
-}
-
-/* helped: the second half of the blocks' text is made on a helper
- * thread meanwhile (see above). */
+/* helped: part of the text is made on a helper thread meanwhile (see
+ * above). */
 static void write_groups(const struct grouping *g, const struct at_live_block *all, size_t n,
                          const uint8_t *kind, int helped)
 {
     if (!g->ngroups)
         return;
-    struct text_at end = { g->ngroups - 1, n }, half = end;
-    struct text_job j = { .g = g, .all = all, .n = n };
+    struct text_at end = { g->ngroups - 1, n };
+    if (!helped || n < HELPER_FROM) {
+        write_span(g, all, n, kind, (struct text_at){ 0, g->groups[0].first }, end);
+        return;
+    }
+    struct text_job j = { .g = g, .all = all, .n = n, .claims = (uint64_t)SLICES << 32,
+                          .stopped = -1 };
+    slice_text(&j);
     struct helper h = { 0 };
-    if (helped && n >= HELPER_FROM) {
-        j.from = halfway(g, n);
-        if (helper_start(&h, text_thread, &j) == 0)
-            half = j.from;
+    helper_start(&h, text_thread, &j);
+    int i, mine = 0;
+    while ((i = claim(&j, 0)) >= 0) {
+        write_span(g, all, n, kind, j.at[i], j.at[i + 1]);
+        mine = i + 1;
     }
-    write_span(g, all, n, kind, (struct text_at){ 0, g->groups[0].first }, half);
-    if (h.stack) {
-        helper_join(&h);
-        write_helped(&j, kind);
-    }
+    helper_join(&h);
+    for (i = mine; i < SLICES; i++)
+        write_made(&j, i, kind);
 }
 
 static void grouping_free(struct grouping *g)
