@@ -70,6 +70,7 @@ struct at_config {
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
+    int exit_threads;       /* leaks mode: the report at exit on two threads; -1: when a core looks free */
     int compress;           /* zstd frames (zframe.c); -1 until read */
     int control;            /* the control socket and thread (control.c) */
     int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */

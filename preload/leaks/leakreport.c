@@ -15,8 +15,10 @@
  * no grouping (that needs memory); every block is written as a record of
  * its own, straight to the file.
  */
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -620,7 +622,11 @@ static void write_span(const struct grouping *g, const struct at_live_block *all
  * never outlives its step. When one cannot be started the step runs
  * here, as before. Below HELPER_FROM blocks one thread does everything:
  * starting one costs ~0.1 ms, and the tests' small programs keep the
- * single-threaded path's output. Only the report at exit uses helpers:
+ * single-threaded path's output. And only when a core looks free (see
+ * core_free), unless ALLOCTRACE_EXIT_THREADS says: on a machine busy
+ * with other work the helper shares a core with it, its memory-bound
+ * work costs more CPU than on one thread, and the report waited for it
+ * (perlhash on the shared 2-core machine: docs/benchmarks.md). Only the report at exit uses helpers:
  * a snapshot's report runs in a clone child of the process (snapshot.c),
  * where no thread is started.
  */
@@ -631,6 +637,40 @@ struct helper {
     pthread_t t;
     void *stack;
 };
+
+/* Whether a core looks free for a helper: more than one CPU allowed, and
+ * the load average of the last minute under that many less a half (the
+ * program itself counts one while it runs). */
+static int core_free(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
+        return 0;
+    char text[64];
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    long len = syscall(SYS_read, fd, text, sizeof text - 1);
+    syscall(SYS_close, fd);
+    if (len <= 0)
+        return 0;
+    long tenths = 0;
+    const char *p = text;
+    for (; p < text + len && *p >= '0' && *p <= '9'; p++)
+        tenths = tenths * 10 + (*p - '0');
+    tenths *= 10;
+    if (p + 1 < text + len && *p == '.' && p[1] >= '0' && p[1] <= '9')
+        tenths += p[1] - '0';
+    return tenths < CPU_COUNT(&set) * 10 - 5;
+}
+
+/* Whether the report at exit takes a helper (n blocks). */
+static int use_helpers(size_t n)
+{
+    if (n < HELPER_FROM || !at_cfg.exit_threads)
+        return 0;
+    return at_cfg.exit_threads > 0 || core_free();
+}
 
 static int helper_start(struct helper *h, void *(*fn)(void *), void *arg)
 {
@@ -821,7 +861,7 @@ static void write_groups(const struct grouping *g, const struct at_live_block *a
     if (!g->ngroups)
         return;
     struct text_at end = { g->ngroups - 1, n };
-    if (!helped || n < HELPER_FROM) {
+    if (!helped) {
         write_span(g, all, n, kind, (struct text_at){ 0, g->groups[0].first }, end);
         return;
     }
@@ -872,7 +912,7 @@ static void report(int emergency, int last)
     struct sort_helper sh = { 0 };
     struct helper h = { 0 };
     int sorting = sort_prepare(&sh.job, all, n);
-    int helped = last && !emergency && n >= HELPER_FROM;
+    int helped = last && !emergency && use_helpers(n);
     if (helped && sorting > 0 && helper_start(&h, sort_thread, &sh) == 0)
         while (!__atomic_load_n(&sh.tid, __ATOMIC_ACQUIRE))   /* the scan must know it */
             syscall(SYS_futex, &sh.tid, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);

@@ -132,14 +132,14 @@ static char *kind_of(const char *text, unsigned long long addr)
  * must come in the order it printed them, numbered one after another;
  * the kinds of the first and last, and of the lost blocks, as memcheck
  * gives them. */
-static void check_leak_order(int n, int keep)
+static void check_leak_order(int n, int keep, const char *threads)
 {
     char *dir = h_tmpdir();
     char *trace = h_fmt("%s/trace.txt", dir);
     char *prog = h_path("build/tests/programs/tracer_leak_order");
     char *arg = h_fmt("%d", n), *arg2 = h_fmt("%d", keep);
     const char *argv[] = { prog, arg, arg2, NULL };
-    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", threads, NULL };
     h_result r = h_trace(trace, argv, env);
     assert_int_equal(r.status, 0);
     struct t_trace t = t_load(trace);
@@ -197,27 +197,34 @@ static void check_leak_order(int n, int keep)
 static void test_leaks_mode_numbers_blocks_against_their_address_order_when_merging_runs(void **state)
 {
     (void)state;
-    check_leak_order(100, 0);   /* ~100 runs: merged */
+    check_leak_order(100, 0, NULL);   /* ~100 runs: merged */
 }
 
 static void test_leaks_mode_numbers_blocks_against_their_address_order_when_radix_sorting(void **state)
 {
     (void)state;
-    check_leak_order(2000, 0);   /* ~2000 runs: past the merge's 256 */
+    check_leak_order(2000, 0, NULL);   /* ~2000 runs: past the merge's 256 */
 }
 
-/* 30,000 blocks and more: the report's sort and half of its text run
- * on helper threads. */
+/* 30,000 blocks and more: the report's sort and part of its text run
+ * on a helper thread (ALLOCTRACE_EXIT_THREADS=1: whether a core is free
+ * or not), or all on one (=0). */
 static void test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_merging(void **state)
 {
     (void)state;
-    check_leak_order(100, 30000);
+    check_leak_order(100, 30000, "ALLOCTRACE_EXIT_THREADS=1");
 }
 
 static void test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_radix_sorting(void **state)
 {
     (void)state;
-    check_leak_order(2000, 30000);
+    check_leak_order(2000, 30000, "ALLOCTRACE_EXIT_THREADS=1");
+}
+
+static void test_leaks_mode_numbers_and_kinds_hold_without_the_exit_helpers(void **state)
+{
+    (void)state;
+    check_leak_order(2000, 30000, "ALLOCTRACE_EXIT_THREADS=0");
 }
 
 int main(void)
@@ -230,6 +237,7 @@ int main(void)
         cmocka_unit_test(test_leaks_mode_numbers_blocks_against_their_address_order_when_radix_sorting),
         cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_merging),
         cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_radix_sorting),
+        cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_without_the_exit_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
