@@ -529,17 +529,32 @@ static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
 }
 /* Picked blocks: added once recorded; 0, or -1 when out of memory. */
 int at_sample_add(uintptr_t p) AT_HIDDEN;
-/* One counter per hash bucket of addresses: how many picked blocks live
- * in it. A release whose counter is 0 was not picked. */
-extern _Atomic uint16_t at_sample_filter[] AT_HIDDEN;   /* 1 << 14 of them: 32 KiB */
-static inline size_t at_sample_bucket(uintptr_t p) { return (size_t)(at_mix64(p) >> 50); }
+/* One bit per bucket of addresses: set while a picked block lives in it.
+ * A release whose bit is clear was not picked (sample.c keeps the counts
+ * behind the bits, under its lock). */
+#define AT_SAMPLE_FILTER_BITS 16
+extern _Atomic uint64_t at_sample_bits[] AT_HIDDEN;   /* 1 << 16 bits: 8 KiB */
+/* An address's bucket: its 16-byte granule modulo 1 MiB, folded with the
+ * bits above, with no multiply. Blocks freed near each other in time are
+ * mostly near each other in memory, and then share a cache line of the
+ * bits (512 of them a line, 8 KiB of heap). The fold keeps page-aligned
+ * blocks (malloc's mmapped ones) from sharing a few buckets. */
+static inline size_t at_sample_bucket(uintptr_t p)
+{
+    return (size_t)(((p >> 4) ^ (p >> 20)) & ((1u << AT_SAMPLE_FILTER_BITS) - 1));
+}
+/* Whether the bucket of p holds a picked block: one load. */
+static inline int at_sample_maybe(uintptr_t p)
+{
+    size_t b = at_sample_bucket(p);
+    return (int)(__atomic_load_n(&at_sample_bits[b >> 6], __ATOMIC_RELAXED) >> (b & 63) & 1);
+}
 int at_sample_take_slow(uintptr_t p) AT_HIDDEN;
 /* 1 when p was picked (it is forgotten now); never locks from inside the
  * tracer (see sample.c). */
 static inline int at_sample_take(uintptr_t p)
 {
-    if (__builtin_expect(!__atomic_load_n(&at_sample_filter[at_sample_bucket(p)],
-                                          __ATOMIC_RELAXED), 1))
+    if (__builtin_expect(!at_sample_maybe(p), 1))
         return 0;
     return at_guard == 1 ? 0 : at_sample_take_slow(p);
 }

@@ -689,12 +689,11 @@ EXPORT void *pvalloc(size_t n)
 
 /* A release with sampling on that needs no look further: not one of the
  * bootstrap arena's, none of the tracer's own blocks outstanding, and the
- * filter's counter for its bucket 0 (it was not picked). */
+ * filter's bit for its bucket clear (it was not picked). */
 static inline int unpicked_release(void *p)
 {
     return p && !in_arena(p) && !__atomic_load_n(&own_count, __ATOMIC_RELAXED) &&
-           !__atomic_load_n(&at_sample_filter[at_sample_bucket((uintptr_t)p)],
-                            __ATOMIC_RELAXED);
+           !at_sample_maybe((uintptr_t)p);
 }
 
 EXPORT void free(void *p)

@@ -287,6 +287,9 @@ static void test_snapshot_of_a_sampled_run_is_estimated(void **state)
     const char *env[] = { SEED, NULL };
     h_result r = h_run(argv, env, dir);
     assert_int_equal(r.status, 0);
+    /* the trace named as -o gave it, as for a full run, and said sampled */
+    h_has(r.err, "alloctrace: trace: s.trace (");
+    h_has(r.err, "sampled: one in 16k bytes on average)");
     h_result_free(&r);
     char *snap = h_fmt("%s/s.trace.snap1.txt", dir);
     char *text = h_read_file(snap, NULL);

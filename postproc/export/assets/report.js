@@ -86,7 +86,8 @@
       ["Peak reached", S.leaks_only || !P.index ? "-" : "allocation #" + int(P.allocation) +
         " of " + int(S.allocations) + (P.time_us !== undefined ? ", at " + duration(P.time_us) : "") +
         " (call #" + int(P.index) + ", releases counted)"],
-      ["Temporary allocations", S.leaks_only ? "-" : int(S.temporary) + " (" + pct(S.temporary, S.allocations) + ")"],
+      ["Temporary allocations", S.leaks_only ? "-" : S.sample_interval ? "not estimated from a sample" :
+                                int(S.temporary) + " (" + pct(S.temporary, S.allocations) + ")"],
       ["Leaked", bytes(S.leaked_bytes) + " in " + int(S.leaked_blocks) + " blocks"],
       ["Duration", S.has_time ? duration(S.duration_us) : "no timestamps"]
     ];
