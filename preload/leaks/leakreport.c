@@ -626,7 +626,8 @@ static void write_span(const struct grouping *g, const struct at_live_block *all
  * core_free), unless ALLOCTRACE_EXIT_THREADS says: on a machine busy
  * with other work the helper shares a core with it, its memory-bound
  * work costs more CPU than on one thread, and the report waited for it
- * (perlhash on the shared 2-core machine: docs/benchmarks.md). Only the report at exit uses helpers:
+ * (perlhash on the shared 2-core machine: docs/benchmarks.md). Never
+ * under a seccomp filter (see filtered). Only the report at exit uses helpers:
  * a snapshot's report runs in a clone child of the process (snapshot.c),
  * where no thread is started.
  */
@@ -664,10 +665,34 @@ static int core_free(void)
     return tenths < CPU_COUNT(&set) * 10 - 5;
 }
 
+/* Whether the process runs under a seccomp filter ("Seccomp:" in
+ * /proc/self/status not 0, or unreadable): a sandbox may kill a process
+ * that starts a thread, and the program's exit status is not ours to
+ * change. */
+static int filtered(void)
+{
+    char text[4096];
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    long len = syscall(SYS_read, fd, text, sizeof text - 1);
+    syscall(SYS_close, fd);
+    if (len <= 0)
+        return 1;
+    text[len] = '\0';
+    const char *p = strstr(text, "\nSeccomp:");
+    if (!p)
+        return 0;   /* a kernel without seccomp */
+    p += strlen("\nSeccomp:");
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return *p != '0';
+}
+
 /* Whether the report at exit takes a helper (n blocks). */
 static int use_helpers(size_t n)
 {
-    if (n < HELPER_FROM || !at_cfg.exit_threads)
+    if (n < HELPER_FROM || !at_cfg.exit_threads || filtered())
         return 0;
     return at_cfg.exit_threads > 0 || core_free();
 }

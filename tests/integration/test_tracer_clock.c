@@ -227,6 +227,31 @@ static void test_leaks_mode_numbers_and_kinds_hold_without_the_exit_helpers(void
     check_leak_order(2000, 30000, "ALLOCTRACE_EXIT_THREADS=0");
 }
 
+/* A program under a seccomp filter that kills it on clone exits as it
+ * would untraced, with its 10,000 blocks reported: the report at exit
+ * starts no helper there, even when told to. */
+static void test_leaks_mode_starts_no_exit_helper_under_a_seccomp_filter(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/trace.txt", dir);
+    char *prog = h_path("build/tests/programs/tracer_seccomp_exit");
+    const char *argv[] = { prog, NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", "ALLOCTRACE_EXIT_THREADS=1", NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    struct t_trace t = t_load(trace);
+    size_t kept = 0;
+    for (size_t i = 0; i < t.n; i++)
+        kept += t.recs[i].size == 48 && strcmp(t.recs[i].name, "malloc") == 0;
+    assert_true(kept >= 10000);
+    t_free(&t);
+    h_result_free(&r);
+    free(prog);
+    free(trace);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_merging),
         cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_with_the_exit_helpers_radix_sorting),
         cmocka_unit_test(test_leaks_mode_numbers_and_kinds_hold_without_the_exit_helpers),
+        cmocka_unit_test(test_leaks_mode_starts_no_exit_helper_under_a_seccomp_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
