@@ -51,6 +51,7 @@ struct at_config at_cfg = {
     .leaks_mode = 0,
     .leak_kinds = 1,
     .keeper = 0,
+    .exit_threads = -1,
     .compress = -1,
     .control = 1,
     .snapshot_signal = 0,
@@ -394,6 +395,7 @@ int at_config_load(void)
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||
+        parse_bool(AT_ENV_EXIT_THREADS, &at_cfg.exit_threads) ||
         parse_bool(AT_ENV_CONTROL, &at_cfg.control) ||
         parse_signal() || parse_bool(AT_ENV_FOLLOW_FORK, &at_cfg.follow_fork) ||
         parse_bool(AT_ENV_FOLLOW_EXEC, &at_cfg.follow_exec) || parse_exec_chain() || parse_mode() ||

@@ -52,6 +52,9 @@ typedef void at_text_out(const char *p, size_t n);
 /* Starts fn as a detached thread named `name`, every signal blocked, the
  * guard held while it is created; pthread_create's result. */
 int at_thread_start(void *(*fn)(void *), const char *name, pthread_t *out) AT_HIDDEN;
+/* Joinable, on the caller's stack [stack, stack + len); 0 or an error. */
+int at_thread_run(void *(*fn)(void *), void *arg, const char *name, void *stack, size_t len,
+                  pthread_t *out) AT_HIDDEN;
 
 /* ---- config.c ---------------------------------------------------------- */
 struct at_config {
@@ -67,6 +70,7 @@ struct at_config {
     int leaks_mode;
     int leak_kinds;         /* leaks mode: classify at exit (reach.c) */
     int keeper;             /* leaks mode: records applied on the keeper thread (handoff.c) */
+    int exit_threads;       /* leaks mode: the report at exit on two threads; -1: when a core looks free */
     int compress;           /* zstd frames (zframe.c); -1 until read */
     int control;            /* the control socket and thread (control.c) */
     int snapshot_signal;    /* 0: none; else a snapshot on this signal (snapshot.c) */
@@ -657,6 +661,19 @@ extern uintptr_t at_exit_frame AT_HIDDEN;
  * /proc/self/maps, an allocator not glibc's): then every kind is
  * AT_KIND_UNKNOWN. */
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind) AT_HIDDEN;
+/* The same, leaving out of the roots the caller's nmore ranges too (memory
+ * of the caller's that may hold anything: a helper thread's stack and
+ * tables) and the thread `helper` (a thread id, or 0: a helper of the
+ * caller's, not one of the program's threads), and calling read(ctx) as
+ * soon as the scan no longer reads `all` (it may then change under the
+ * scan; read is called once at most, and may not be called at all). */
+struct at_span {
+    const void *p;
+    size_t len;
+};
+const char *at_reach_classify_more(const struct at_live_block *all, size_t n, uint8_t *kind,
+                                   const struct at_span *more, size_t nmore, long helper,
+                                   void (*read)(void *ctx), void *ctx) AT_HIDDEN;
 /* A snapshot of the live process (snapshot.c). at_reach_thread_sps, in
  * the process, reads the stack pointers of its threads other than the
  * caller that sit in a system call (/proc/self/task/TID/syscall) into

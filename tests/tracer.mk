@@ -7,7 +7,7 @@ TRACER_PROGS := $(addprefix $(TRACER_PROG_DIR)/, tracer_calls tracer_threads tra
                   tracer_cxx tracer_ctx tracer_dlopen tracer_dlib.so tracer_process \
                   tracer_calls_nopie tracer_ownalloc libtracer_bumpalloc.so tracer_host tracer_unwind tracer_unwind_sigprof \
                   libtracer_ctorlib.so tracer_early tracer_faults tracer_clock tracer_sites tracer_keeper \
-                  tracer_snapshot tracer_service)
+                  tracer_snapshot tracer_service tracer_leak_order tracer_seccomp_exit)
 TRACER_PROG_CFLAGS := -std=gnu11 -O0 -g -fno-builtin -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude
 
 INTEGRATION_TESTS += $(sort $(wildcard tests/integration/test_tracer*.c))

@@ -104,6 +104,7 @@
 #define AT_ENV_MODE        "ALLOCTRACE_MODE"         /* full|leaks */
 #define AT_ENV_LEAK_KINDS  "ALLOCTRACE_LEAK_KINDS"   /* leaks mode: scan for leak kinds (default 1) */
 #define AT_ENV_KEEPER      "ALLOCTRACE_KEEPER"       /* leaks mode: live blocks kept on a thread of the tracer's (default 0) */
+#define AT_ENV_EXIT_THREADS "ALLOCTRACE_EXIT_THREADS" /* leaks mode: the report at exit on two threads: 1, 0 (default: when a core looks free) */
 #define AT_ENV_DIR         "ALLOCTRACE_DIR"          /* where relative trace names are resolved (default: the start directory) */
 #define AT_ENV_TRACE_LIST  "ALLOCTRACE_TRACE_LIST"   /* the launcher's list: every trace created, exec and message */
 #define AT_ENV_COMPRESS    "ALLOCTRACE_COMPRESS"     /* none|zstd */

@@ -283,12 +283,22 @@ static int lock_stripe(struct stripe *s, int emergency)
  * so a shadow holding fewer is read once, not counted first. */
 #define FIRST_ROOM (1ul << 20)
 
+/* Past its first 2 MiB the room asks for transparent huge pages: a
+ * million blocks fill 32 MB of it, ~7,900 page faults of 4 KiB (24 ms of
+ * the exit on perlhash) against 16 of 2 MiB, while a small program's few
+ * blocks still touch only a 4 KiB page or two. */
+#define ROOM_SMALL (2ul << 20)
+
 static struct at_live_block *map_room(size_t blocks, size_t *len)
 {
     *len = blocks * sizeof(struct at_live_block);
-    void *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+    char *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    return m == MAP_FAILED ? NULL : m;
+    if (m == MAP_FAILED)
+        return NULL;
+    if (*len > 2 * ROOM_SMALL)
+        madvise(m + ROOM_SMALL, *len - ROOM_SMALL, MADV_HUGEPAGE);
+    return (struct at_live_block *)m;
 }
 
 /* Every live block, from shadow.c and from the hash tables. The

@@ -546,6 +546,12 @@ static void snap_thread_from(struct scan *s, uintptr_t sp)
     thread_from(s, sp);
 }
 
+/* The report's helper thread (leakreport.c), if any: the tracer's, never
+ * waited for as a running thread of the program's (a running one would
+ * also keep the TLS of ended threads from counting as glibc's); its stack
+ * is among the caller's excluded ranges. */
+static long helper_tid;
+
 static void thread_stacks(struct scan *s)
 {
     if (snap_sp) {
@@ -565,14 +571,15 @@ static void thread_stacks(struct scan *s)
     if (dfd < 0)
         return;
     long self = syscall(SYS_gettid);
-    char buf[4096], me[24];
-    size_t n = at_fmt_dec(me, (uint64_t)self);
-    me[n] = '\0';
+    char buf[4096], me[24], helper[24];
+    me[at_fmt_dec(me, (uint64_t)self)] = '\0';
+    helper[helper_tid > 0 ? at_fmt_dec(helper, (uint64_t)helper_tid) : 0] = '\0';
     long len;
     while ((len = syscall(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
         for (long off = 0; off < len;) {
             const struct dirent64_raw *d = (const void *)(buf + off);
-            if (d->name[0] >= '0' && d->name[0] <= '9' && strcmp(d->name, me) != 0)
+            if (d->name[0] >= '0' && d->name[0] <= '9' && strcmp(d->name, me) != 0 &&
+                strcmp(d->name, helper) != 0)
                 note_thread_sp(s, dfd, d->name);
             off += d->reclen;
         }
@@ -1374,10 +1381,13 @@ static int blocks_by_address(struct scan *s, const struct at_live_block *all, si
     return 0;
 }
 
-static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind)
+static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind,
+                    void (*read)(void *ctx), void *ctx)
 {
     if (blocks_by_address(s, all, n) != 0)
         return -1;
+    if (read)
+        read(ctx);   /* `all` is not read again */
     s->min = n ? s->b[0].start : 0;
     s->max = 0;
     const struct map *m = NULL;
@@ -1411,6 +1421,14 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
 
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
 {
+    return at_reach_classify_more(all, n, kind, NULL, 0, 0, NULL, NULL);
+}
+
+const char *at_reach_classify_more(const struct at_live_block *all, size_t n, uint8_t *kind,
+                                   const struct at_span *more, size_t nmore, long helper,
+                                   void (*read)(void *ctx), void *ctx)
+{
+    helper_tid = helper;
     memset(kind, AT_KIND_UNKNOWN, n);
     if (n == 0)
         return NULL;
@@ -1428,7 +1446,7 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
         lines += text[i] == '\n';
     size_t mlen = (lines + 1) * sizeof *s.maps, tables = 0;
     at_live_exclusions(count_cb, &tables);
-    s.excl_cap = lines + tables + EXCL_SLACK;
+    s.excl_cap = lines + tables + nmore + EXCL_SLACK;
     size_t elen = s.excl_cap * sizeof *s.excl;
     s.excl = scratch(elen);
     s.b = scratch(s.blen);
@@ -1444,8 +1462,10 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
         exclude(&s, s.stack, slen);
         exclude(&s, s.maps, mlen);
         exclude(&s, text, cap);
+        for (size_t i = 0; i < nmore; i++)
+            exclude(&s, more[i].p, more[i].len);
         s.usable = at_real.usable_size;
-        rc = classify(&s, all, n, kind);
+        rc = classify(&s, all, n, kind, read, ctx);
     }
     scratch_free(text, cap);
     scratch_free(s.b, s.blen);
