@@ -684,6 +684,11 @@ const char *at_reach_classify_more(const struct at_live_block *all, size_t n, ui
  * not a root. at_exit_sp is 0 there. */
 size_t at_reach_thread_sps(uintptr_t *sp, size_t max, size_t *running) AT_HIDDEN;
 void at_reach_use_threads(const uintptr_t *sp, size_t n, size_t running, int own_is_tracer) AT_HIDDEN;
+/* Up to cap - 1 bytes of the file `path` (relative to the directory dfd,
+ * or AT_FDCWD) into buf through raw system calls (no stdio, no malloc:
+ * safe at exit and in the scan's clone child). Returns the count, or -1
+ * when it cannot be opened. */
+long at_read_small_file(int dfd, const char *path, char *buf, size_t cap) AT_HIDDEN;
 
 /* ---- leakreport.c (leaks mode, at exit: the report) -------------------- */
 /* Appends the live blocks in index order, each after its leak kind line

@@ -648,11 +648,7 @@ static int core_free(void)
     if (sched_getaffinity(0, sizeof set, &set) != 0 || CPU_COUNT(&set) < 2)
         return 0;
     char text[64];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/loadavg", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    long len = syscall(SYS_read, fd, text, sizeof text - 1);
-    syscall(SYS_close, fd);
+    long len = at_read_small_file(AT_FDCWD, "/proc/loadavg", text, sizeof text);
     if (len <= 0)
         return 0;
     long tenths = 0;
@@ -672,11 +668,7 @@ static int core_free(void)
 static int filtered(void)
 {
     char text[4096];
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1;
-    long len = syscall(SYS_read, fd, text, sizeof text - 1);
-    syscall(SYS_close, fd);
+    long len = at_read_small_file(AT_FDCWD, "/proc/self/status", text, sizeof text);
     if (len <= 0)
         return 1;
     text[len] = '\0';

@@ -419,7 +419,7 @@ static void exclude_arena_heaps(struct scan *s)
 
 static void thread_from(struct scan *s, uintptr_t sp);
 
-static long read_syscall_file(int dfd, const char *path, char *buf, size_t cap)
+long at_read_small_file(int dfd, const char *path, char *buf, size_t cap)
 {
     int fd = (int)syscall(SYS_openat, dfd, path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -442,12 +442,12 @@ static uintptr_t read_thread_sp(int dfd, const char *tid, size_t *running, int *
     memcpy(path, tid, n);
     memcpy(path + n, "/syscall", 9);
     char buf[256];
-    long len = read_syscall_file(dfd, path, buf, sizeof buf);
+    long len = at_read_small_file(dfd, path, buf, sizeof buf);
     while (len > 0 && buf[0] == 'r' && *wait_ms > 0) {
         struct timespec ms = { 0, 1000 * 1000 };
         syscall(SYS_nanosleep, &ms, NULL);
         --*wait_ms;
-        len = read_syscall_file(dfd, path, buf, sizeof buf);
+        len = at_read_small_file(dfd, path, buf, sizeof buf);
     }
     if (len > 0 && buf[0] == 'r')
         ++*running;
