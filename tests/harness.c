@@ -330,6 +330,35 @@ int h_have(const char *tool)
     return yes;
 }
 
+#define CHROMIUM "/usr/bin/chromium"
+
+int h_have_chromium(void)
+{
+    if (access(CHROMIUM, X_OK) == 0)
+        return 1;
+    print_message("skipped: " CHROMIUM " is not installed\n");
+    return 0;
+}
+
+char *h_chromium_dom(const char *dir, const char *page, const char *view)
+{
+    char *dir_arg = h_fmt("--user-data-dir=%s/chromium-%d", dir, rand());
+    char *url = h_fmt("file://%s%s", page, view ? view : "");
+    const char *argv[] = { CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--disable-quic", "--no-first-run", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync", dir_arg,
+                           "--window-size=1280,1024", "--virtual-time-budget=5000", "--dump-dom",
+                           url, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    char *dom = r.out;
+    r.out = NULL;
+    h_result_free(&r);
+    free(url);
+    free(dir_arg);
+    return dom;
+}
+
 int h_nobody_runs_the_tree(void)
 {
     if (geteuid() != 0 || !h_have("setpriv")) {

@@ -70,6 +70,14 @@ int h_have(const char *tool);
  * not (skipped: ...). */
 int h_nobody_runs_the_tree(void);
 
+/* Whether headless chromium (/usr/bin/chromium) is installed; when not,
+ * prints "skipped: /usr/bin/chromium is not installed". */
+int h_have_chromium(void);
+/* The DOM of the page file `page` (with `view`, a "#..." fragment,
+ * appended unless NULL) after its scripts ran in headless chromium, with
+ * a fresh profile under `dir`. Fails the test unless chromium exits 0. */
+char *h_chromium_dom(const char *dir, const char *page, const char *view);
+
 /* Formats into a new string. */
 char *h_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

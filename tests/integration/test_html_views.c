@@ -15,7 +15,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHROMIUM "/usr/bin/chromium"
 
 typedef struct call {
     unsigned t;          /* us from the first call */
@@ -112,14 +111,6 @@ static unsigned allocated(unsigned t0, unsigned t1, const char *fn, unsigned *co
 
 /* ---- the page -------------------------------------------------------------- */
 
-static bool have_chromium(void)
-{
-    if (access(CHROMIUM, X_OK) == 0)
-        return true;
-    fprintf(stderr, "skipped: " CHROMIUM " is not installed\n");
-    return false;
-}
-
 static char *page_path, *sampled_page_path;
 
 /* The page of the calls, written to dir/NAME.html; 0 on success. */
@@ -166,24 +157,9 @@ static char *dom(const char *view)
 
 static char *dom_of(const char *page, const char *view)
 {
-    if (!have_chromium())
+    if (!h_have_chromium())
         skip();
-    char *profile = h_fmt("%s/chromium-%d", dir, rand());
-    char *dir_arg = h_fmt("--user-data-dir=%s", profile);
-    char *url = h_fmt("file://%s%s", page, view ? view : "");
-    const char *argv[] = { CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--disable-quic", "--no-first-run", "--disable-background-networking",
-                           "--disable-component-update", "--disable-sync", dir_arg,
-                           "--window-size=1280,1024", "--virtual-time-budget=5000", "--dump-dom",
-                           url, NULL };
-    h_result r = h_run(argv, NULL, NULL);
-    assert_int_equal(r.status, 0);
-    char *d = r.out;
-    r.out = NULL;
-    h_result_free(&r);
-    free(url);
-    free(dir_arg);
-    free(profile);
+    char *d = h_chromium_dom(dir, page, view);
     h_has(d, "data-ready=\"1\"");
     return d;
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHROMIUM "/usr/bin/chromium"
 
 static char *trace_dir;
 static char *trace_path;
@@ -69,41 +68,17 @@ static char *trace_program(const char *name)
     return path;
 }
 
-static bool have_chromium(void)
-{
-    if (access(CHROMIUM, X_OK) == 0)
-        return true;
-    fprintf(stderr, "skipped: " CHROMIUM " is not installed\n");
-    return false;
-}
-
 /* The DOM after the page's scripts ran, from headless chromium. */
 static char *dom_of(const char *path, const char *view)
 {
-    char *profile = h_fmt("%s/chromium-%d", trace_dir, rand());
-    char *dir_arg = h_fmt("--user-data-dir=%s", profile);
-    char *url = h_fmt("file://%s%s", path, view ? view : "");
-    const char *argv[] = { CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--disable-quic", "--no-first-run", "--disable-background-networking",
-                           "--disable-component-update", "--disable-sync", dir_arg,
-                           "--window-size=1280,1024", "--virtual-time-budget=5000", "--dump-dom",
-                           url, NULL };
-    h_result r = h_run(argv, NULL, NULL);
-    assert_int_equal(r.status, 0);
-    char *dom = r.out;
-    r.out = NULL;
-    h_result_free(&r);
-    free(url);
-    free(dir_arg);
-    free(profile);
-    return dom;
+    return h_chromium_dom(trace_dir, path, view);
 }
 
 /* The sites trace drawn as FORMAT into the test directory's NAME, loaded
  * in chromium at the view (NULL: none); the test is skipped without it. */
 static char *rendered(const char *format, const char *name, const char *view)
 {
-    if (!have_chromium())
+    if (!h_have_chromium())
         skip();
     char *out = h_fmt("%s/%s", trace_dir, name);
     free(render(format, NULL, trace_path, out));
@@ -390,7 +365,7 @@ static void html_of_a_leaks_only_trace_says_it_has_no_time_series(void **state)
     assert_non_null(strstr(html, "\"leaks_only\":true"));
     assert_non_null(strstr(html, "\"points\":[]"));
     free(html);
-    if (have_chromium()) {
+    if (h_have_chromium()) {
         char *dom = dom_of(out, NULL);
         assert_non_null(strstr(dom, "id=\"no-series\">No time series: a leaks-only trace has no "
                                     "order in time.</p>"));
@@ -500,7 +475,7 @@ static char *html_of(const char *name, const char *text, char **dom)
     char *in = written(file, text);
     char *out = h_fmt("%s/%s.html", trace_dir, name);
     char *html = render("html", NULL, in, out);
-    *dom = have_chromium() ? dom_of(out, NULL) : NULL;
+    *dom = h_have_chromium() ? dom_of(out, NULL) : NULL;
     free(out);
     free(in);
     free(file);
