@@ -2,8 +2,8 @@
  * postproc/analyze/analyze.c: the one-pass analyses (analyze.h).
  *
  * Per call the work is O(1) amortised: a live-block table keyed by id
- * (open addressing, deletion by backward shift so no tombstones pile up in
- * a long run), a site per stack id, a context per @CTX bit.
+ * (live_table.c: open addressing, doubled in place), a site per stack id,
+ * a context per @CTX bit.
  *
  * Peak contributions without a second pass: every new peak starts a new
  * epoch. A site or context remembers the epoch in which it last saved its
@@ -27,31 +27,29 @@
  */
 #include "analyze.h"
 #include "leakkind.h"
+#include "live_table.h"
 #include "sampling.h"
 #include "xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define HALF_DAY_US (12ull * 3600 * 1000000)
 #define DAY_US (2 * HALF_DAY_US)
 #define NCTX 33 /* no context, then bits 0..31 */
 
 /*
- * A live block in 16 bytes, its table at most 3/4 full: about 21 bytes a
- * live block (32-byte slots at most half full were 64 to 128: a jq run
- * with 260,000 live blocks took 32 MB for them). `packed` holds the size
- * (40 bits) and the site + 1 (24 bits); 0 marks an empty slot. A block
- * whose size, site or @CTX bits do not fit, that stands for more than
- * one block (a sampled trace's weight), or of leak kind libc, has SIDE in its site field and
- * the number of its entry in a side array (struct live_info) in its size
- * field: rare, and no slower for the others.
+ * A live block in 16 bytes (live_table.h), its table at most 3/4 full and
+ * doubled in place: about 21 to 43 bytes a live block (32-byte slots at
+ * most half full were 64 to 128: a jq run with 260,000 live blocks took
+ * 32 MB for them). `packed` holds the size (40 bits) and the site + 1 (24
+ * bits); 0 marks an empty slot. A block whose size, site or @CTX bits do
+ * not fit, that stands for more than one block (a sampled trace's weight),
+ * or of leak kind libc, has SIDE in its site field and the number of its
+ * entry in a side array (struct live_info) in its size field: rare, and no
+ * slower for the others.
  */
-typedef struct live_block {
-    uint64_t id;     /* key */
-    uint64_t packed; /* size << SITE_BITS | (site + 1); 0: empty */
-} live_block;
+typedef at_live_slot live_block;
 
 #define SITE_BITS 24
 #define SIDE ((1ull << SITE_BITS) - 1)
@@ -83,13 +81,12 @@ struct at_analyzer {
     bool finished;
     uint64_t interval; /* sampled every `interval` bytes; 0: exact */
     /* live blocks */
-    live_block *live;
-    size_t live_cap, live_n;
+    at_live_table live;
     live_info *side;      /* what does not fit in a slot (see live_block) */
     size_t nside, cside;
     uint64_t side_free;   /* a free side entry + 1 (a list through .size); 0: none */
     uint64_t live_bytes;
-    uint64_t live_blocks; /* = live_n in an exact trace; the estimate in a sampled one */
+    uint64_t live_blocks; /* = live.n in an exact trace; the estimate in a sampled one */
     /* sites, by stack id */
     at_an_site *sites;
     tally *site_tally;
@@ -140,48 +137,9 @@ static uint64_t mix(uint64_t v)
 
 /* ---- live blocks ------------------------------------------------------- */
 
-static live_block *live_slot(live_block *tab, size_t cap, uint64_t id)
-{
-    for (size_t i = mix(id) & (cap - 1);; i = (i + 1) & (cap - 1))
-        if (!tab[i].packed || tab[i].id == id)
-            return &tab[i];
-}
-
-/* A zeroed table of cap slots. From 2 MiB up it is asked for in huge
- * pages (where the kernel gives them on request, THP "madvise"): a lookup
- * lands anywhere in tens of MB, and with 4 KiB pages nearly every one was
- * a TLB miss on top of the cache miss. */
-static live_block *live_table(size_t cap)
-{
-    size_t bytes = cap * sizeof(live_block), huge = 2u << 20;
-    if (bytes < huge)
-        return at_xcalloc(cap, sizeof(live_block));
-    void *p = NULL;
-    if (posix_memalign(&p, huge, bytes) != 0)
-        at_oom();
-    madvise(p, bytes, MADV_HUGEPAGE); /* a hint: no harm when refused */
-    memset(p, 0, bytes);
-    return p;
-}
-
-static void live_grow(at_analyzer *a)
-{
-    size_t ocap = a->live_cap;
-    live_block *old = a->live;
-    a->live_cap = ocap ? ocap * 2 : 4096;
-    a->live = live_table(a->live_cap);
-    for (size_t i = 0; i < ocap; i++)
-        if (old[i].packed)
-            *live_slot(a->live, a->live_cap, old[i].id) = old[i];
-    free(old);
-}
-
 static live_block *live_find(at_analyzer *a, uint64_t id)
 {
-    if (!a->live_cap)
-        return NULL;
-    live_block *b = live_slot(a->live, a->live_cap, id);
-    return b->packed ? b : NULL;
+    return at_live_find(&a->live, id);
 }
 
 /* A block's size, site and context into its slot's word. */
@@ -214,8 +172,7 @@ static live_info live_unpack(const at_analyzer *a, const live_block *b)
     return (live_info){ .size = high, .weight = 1, .site = (uint32_t)(site - 1), .ctx = 0 };
 }
 
-/* Linear probing's deletion: later entries of the same run move back into
- * the hole when their home slot allows it. */
+/* The block leaves the table, and its side entry (if any) the side array. */
 static void live_remove(at_analyzer *a, live_block *b)
 {
     if ((b->packed & SIDE) == SIDE) {   /* its side entry onto the free list */
@@ -223,17 +180,7 @@ static void live_remove(at_analyzer *a, live_block *b)
         a->side[k].size = a->side_free;
         a->side_free = k + 1;
     }
-    size_t mask = a->live_cap - 1, hole = (size_t)(b - a->live);
-    for (size_t i = (hole + 1) & mask; a->live[i].packed; i = (i + 1) & mask) {
-        size_t home = mix(a->live[i].id) & mask;
-        bool movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
-        if (movable) {
-            a->live[hole] = a->live[i];
-            hole = i;
-        }
-    }
-    a->live[hole].packed = 0;
-    a->live_n--;
+    at_live_remove(&a->live, b);
 }
 
 /* ---- sites and contexts ------------------------------------------------ */
@@ -466,7 +413,7 @@ void at_analyzer_free(at_analyzer *a)
 {
     if (!a)
         return;
-    free(a->live);
+    at_live_free(&a->live);
     free(a->side);
     free(a->sites);
     free(a->site_tally);
@@ -537,12 +484,7 @@ static void allocate(at_analyzer *a, const at_call *c)
         a->cached_bytes += c->size * w;
         a->cached_blocks += w;
     }
-    if ((a->live_n + 1) * 4 > a->live_cap * 3)
-        live_grow(a);
-    live_block *b = live_slot(a->live, a->live_cap, c->id);
-    *b = (live_block){ .id = c->id,
-                       .packed = live_pack(a, c->size, w, site, c->context, cached) };
-    a->live_n++;
+    at_live_insert(&a->live, c->id, live_pack(a, c->size, w, site, c->context, cached));
     a->live_bytes += c->size * w;
     a->live_blocks += w;
     if (!a->leaks_only && a->live_bytes > a->an.peak.bytes)
@@ -599,13 +541,7 @@ void at_analyzer_call(at_analyzer *a, const at_call *c)
 
 void at_analyzer_prefetch(const at_analyzer *a, uint64_t id)
 {
-    if (!a->live_cap)
-        return;
-    /* the home slot's line and the next: a lookup of an id not in the table
-     * (every new block) walks its run to an empty slot, ~8 slots at 3/4 full */
-    size_t home = mix(id) & (a->live_cap - 1);
-    __builtin_prefetch(&a->live[home], 1);
-    __builtin_prefetch(&a->live[(home + 4) & (a->live_cap - 1)], 1);
+    at_live_prefetch(&a->live, id);
 }
 
 void at_analyzer_skip(at_analyzer *a)
@@ -664,8 +600,8 @@ static void find_caches(at_analyzer *a)
     if (!a->is_cache)
         return;
     uint8_t *asked = at_xcalloc(a->nsites ? a->nsites : 1, 1); /* 1 no, 2 yes */
-    for (size_t i = 0; i < a->live_cap; i++) {
-        live_block *b = &a->live[i];
+    for (size_t i = 0; i < a->live.cap; i++) {
+        live_block *b = &a->live.slots[i];
         if (!b->packed)
             continue;
         live_info info = live_unpack(a, b);
