@@ -21,11 +21,24 @@
  *   its cut last record as it does for a plain trace). Corrupt data is an
  *   input error: with --strict it stops the run (exit 2); without, one
  *   warning, and the trace is read up to there.
+ * - Asked to (at_input_ahead, as the command-line reader does), zstd is
+ *   decompressed on a thread of its own, a ring of NZBUF buffers of ZBUF
+ *   bytes ahead of the reader: decompression was 11-15% of the CPU time of
+ *   `-r --format report` on 2M-call traces, all of it on the reader's
+ *   thread, the busier of the two. The thread never reports anything: a
+ *   buffer carries the event that ended the stream after its bytes (the
+ *   end, a read error, corrupt data) and the reader's thread reports it
+ *   when it gets there, so messages come in the same order, with the same
+ *   text, as without the thread. The memory is a constant (1 MiB); the
+ *   bytes are copied once more, into the reader's buffer (a few ms on
+ *   100 MB). If the thread cannot be started the input is decompressed on
+ *   the reader's thread, as without at_input_ahead.
  */
 #include "input.h"
 #include "xalloc.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,7 +51,48 @@
 #define RAW_BUF (128u << 10)
 #define ZSTD_WINDOW_LOG_MAX 27
 
+#define ZBUF (256u << 10)
+#define NZBUF 4
+
 typedef enum { IN_UNKNOWN, IN_PLAIN, IN_ZSTD, IN_FAILED } in_kind;
+
+/* What ends a zstd stream: reported by the reader's thread (report_end). */
+typedef enum { END_NONE, END_EOF, END_READ_ERROR, END_CORRUPT } end_kind;
+
+typedef struct stream_end {
+    end_kind kind;
+    bool frame_open;   /* END_EOF: inside a frame (the trace was cut short) */
+    int err;           /* END_READ_ERROR: errno */
+    size_t code;       /* END_CORRUPT: zstd's error code */
+    uint64_t consumed; /* END_CORRUPT: file bytes the decoder had used */
+} stream_end;
+
+/* A buffer of the decompression thread: its bytes, then (if not END_NONE)
+ * the end of the stream. */
+typedef struct zbuf {
+    char *data;
+    size_t len;
+    stream_end end;
+    uint64_t file_pos; /* file bytes read when it was filled (progress) */
+} zbuf;
+
+/* The decompression thread and its ring (see the top). The thread fills
+ * ring[fill], ring[fill + 1], ...; the reader's thread takes ring[head]. */
+typedef struct ahead {
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    zbuf ring[NZBUF];
+    size_t full;      /* buffers filled, not yet taken back by the reader */
+    bool quit;        /* the reader stops early: the thread ends */
+    /* the thread's */
+    size_t fill;
+    /* the reader's */
+    size_t head, pos; /* ring[head].data[pos..len) is next */
+    bool holding;     /* the reader has ring[head] (full > 0) */
+    bool finished;    /* the stream's end was reported */
+    uint64_t file_pos;
+} ahead;
 
 struct at_input {
     at_diag *d;
@@ -51,8 +105,11 @@ struct at_input {
     bool eof;           /* the file has no more bytes */
     uint64_t consumed;  /* file bytes the decoder used so far (for messages) */
     uint64_t file_pos;  /* file bytes read so far (for progress) */
+    int read_errno;     /* the last raw_read's error */
     ZSTD_DCtx *zd;
     bool frame_open;    /* zstd: the last call ended inside a frame */
+    bool want_ahead;    /* at_input_ahead: zstd on a thread of its own */
+    ahead *ahead;       /* that thread, once started */
 };
 
 static at_input *input_new(at_diag *d)
@@ -79,10 +136,18 @@ at_input *at_input_mem(const char *data, size_t len, at_diag *d)
     return in;
 }
 
+static void ahead_stop(at_input *in);
+
+void at_input_ahead(at_input *in)
+{
+    in->want_ahead = true;
+}
+
 void at_input_free(at_input *in)
 {
     if (!in)
         return;
+    ahead_stop(in);
     ZSTD_freeDCtx(in->zd);
     free(in->raw);
     free(in);
@@ -90,7 +155,8 @@ void at_input_free(at_input *in)
 
 /* ---- raw bytes ---------------------------------------------------------- */
 
-/* Up to cap bytes of the file itself; 0 at its end, -1 on an I/O error. */
+/* Up to cap bytes of the file itself; 0 at its end, -1 on an I/O error
+ * (its errno in read_errno, reported by the caller: read_failed). */
 static ssize_t raw_read(at_input *in, char *buf, size_t cap)
 {
     if (in->fd < 0) {
@@ -106,8 +172,7 @@ static ssize_t raw_read(at_input *in, char *buf, size_t cap)
         ssize_t got = read(in->fd, buf, cap);
         if (got >= 0 || errno != EINTR) {
             if (got < 0)
-                at_diag_error(in->d, AT_EXIT_FAIL, "%s: read error: %s", in->d->file,
-                              strerror(errno));
+                in->read_errno = errno;
             else
                 in->file_pos += (uint64_t)got;
             return got;
@@ -115,9 +180,15 @@ static ssize_t raw_read(at_input *in, char *buf, size_t cap)
     }
 }
 
+static ssize_t read_failed(at_input *in, int err)
+{
+    at_diag_error(in->d, AT_EXIT_FAIL, "%s: read error: %s", in->d->file, strerror(err));
+    return -1;
+}
+
 uint64_t at_input_file_bytes(const at_input *in)
 {
-    return in->file_pos;
+    return in->ahead ? in->ahead->file_pos : in->file_pos;
 }
 
 /* Moves what is left of raw to its start and reads more after it, until
@@ -172,7 +243,7 @@ static bool is_zstd(const at_input *in)
 static int detect(at_input *in)
 {
     if (raw_fill(in, 6) < 0)
-        return -1;
+        return (int)read_failed(in, in->read_errno);
     const char *fmt = unsupported_compression(in);
     if (fmt) {
         at_diag_error(in->d, AT_EXIT_USAGE,
@@ -205,13 +276,16 @@ static ssize_t plain_read(at_input *in, char *buf, size_t cap)
         in->rpos += n;
         return (ssize_t)n;
     }
-    return in->eof ? 0 : raw_read(in, buf, cap);
+    if (in->eof)
+        return 0;
+    ssize_t got = raw_read(in, buf, cap);
+    return got < 0 ? read_failed(in, in->read_errno) : got;
 }
 
 /* Corrupt zstd data: an input error (see the opening comment). A frame
  * whose window is over the cap is no corruption but a file this reader
  * will not take the memory for: one error, as for gzip. */
-static ssize_t zstd_corrupt(at_input *in, size_t code)
+static ssize_t zstd_corrupt(at_input *in, size_t code, uint64_t consumed)
 {
     if (ZSTD_getErrorCode(code) == ZSTD_error_frameParameter_windowTooLarge) {
         at_diag_error(in->d, AT_EXIT_USAGE,
@@ -223,40 +297,189 @@ static ssize_t zstd_corrupt(at_input *in, size_t code)
         return -1;
     }
     bool stop = at_diag_input(in->d, 0, "%s: corrupt zstd data near byte %llu of the file (%s)%s",
-                              in->d->file, (unsigned long long)in->consumed,
+                              in->d->file, (unsigned long long)consumed,
                               ZSTD_getErrorName(code), in->d->strict ? "" : "; read up to there");
     in->kind = IN_FAILED;
     return stop ? -1 : 0;
 }
 
-static ssize_t zstd_read(at_input *in, char *buf, size_t cap)
+/* Decompresses into buf[0..cap): the count (> 0), or 0 with the stream's
+ * end in *end. Reports nothing (it runs on the decompression thread too). */
+static size_t zstd_step(at_input *in, char *buf, size_t cap, stream_end *end)
 {
     ZSTD_outBuffer out = { buf, cap, 0 };
     for (;;) {
-        if (in->rpos == in->rlen && !in->eof && raw_fill(in, 1) < 0)
-            return -1;
+        if (in->rpos == in->rlen && !in->eof && raw_fill(in, 1) < 0) {
+            *end = (stream_end){ .kind = END_READ_ERROR, .err = in->read_errno };
+            return 0;
+        }
         ZSTD_inBuffer src = { in->raw, in->rlen, in->rpos };
         size_t out_before = out.pos;
         size_t ret = ZSTD_decompressStream(in->zd, &out, &src);
         bool moved = src.pos != in->rpos || out.pos != out_before;
         in->consumed += src.pos - in->rpos;
         in->rpos = src.pos;
-        if (ZSTD_isError(ret))
-            return zstd_corrupt(in, ret);
+        if (ZSTD_isError(ret)) {
+            *end = (stream_end){ .kind = END_CORRUPT, .code = ret, .consumed = in->consumed };
+            return 0;
+        }
         /* a call that moved nothing only says what a next frame needs */
         if (moved)
             in->frame_open = ret != 0;
         if (out.pos > 0)
-            return (ssize_t)out.pos;
+            return out.pos;
         if (in->eof && in->rpos == in->rlen)
             break;
     }
-    if (in->frame_open) {
-        at_diag_warn(in->d, "%s: the zstd stream ends inside a frame (the trace was cut short); "
-                            "read up to there", in->d->file);
-        in->frame_open = false;
-    }
+    *end = (stream_end){ .kind = END_EOF, .frame_open = in->frame_open };
+    in->frame_open = false;
     return 0;
+}
+
+/* The end of a zstd stream, reported on the reader's thread: 0 (the end
+ * of the input) or -1 (see at_input_read). */
+static ssize_t report_end(at_input *in, const stream_end *end)
+{
+    switch (end->kind) {
+    case END_READ_ERROR:
+        return read_failed(in, end->err);
+    case END_CORRUPT:
+        return zstd_corrupt(in, end->code, end->consumed);
+    default:
+        if (end->frame_open)
+            at_diag_warn(in->d, "%s: the zstd stream ends inside a frame (the trace was cut "
+                                "short); read up to there", in->d->file);
+        return 0;
+    }
+}
+
+static ssize_t zstd_read(at_input *in, char *buf, size_t cap)
+{
+    stream_end end;
+    size_t got = zstd_step(in, buf, cap, &end);
+    return got ? (ssize_t)got : report_end(in, &end);
+}
+
+/* ---- the decompression thread ------------------------------------------- */
+
+/* A buffer filled up to ZBUF bytes, or up to the stream's end. */
+static void fill_buffer(at_input *in, zbuf *b)
+{
+    b->len = 0;
+    b->end.kind = END_NONE;
+    while (b->len < ZBUF && b->end.kind == END_NONE)
+        b->len += zstd_step(in, b->data + b->len, ZBUF - b->len, &b->end);
+    b->file_pos = in->file_pos;
+}
+
+static void *decompress(void *arg)
+{
+    at_input *in = arg;
+    ahead *q = in->ahead;
+    for (;;) {
+        pthread_mutex_lock(&q->lock);
+        while (q->full == NZBUF && !q->quit)
+            pthread_cond_wait(&q->not_full, &q->lock);
+        bool quit = q->quit;
+        pthread_mutex_unlock(&q->lock);
+        if (quit)
+            break;
+        zbuf *b = &q->ring[q->fill];
+        fill_buffer(in, b);
+        pthread_mutex_lock(&q->lock);
+        q->full++;
+        pthread_cond_signal(&q->not_empty);
+        pthread_mutex_unlock(&q->lock);
+        q->fill = (q->fill + 1) % NZBUF;
+        if (b->end.kind != END_NONE)
+            break;
+    }
+    return NULL;
+}
+
+/* Starts the thread; false (and no thread) when it cannot be. */
+static bool ahead_start(at_input *in)
+{
+    ahead *q = at_xcalloc(1, sizeof *q);
+    for (int i = 0; i < NZBUF; i++)
+        q->ring[i].data = at_xmalloc(ZBUF);
+    pthread_mutex_init(&q->lock, NULL);
+    pthread_cond_init(&q->not_empty, NULL);
+    pthread_cond_init(&q->not_full, NULL);
+    q->file_pos = in->file_pos;
+    in->ahead = q;
+    if (pthread_create(&q->tid, NULL, decompress, in) == 0)
+        return true;
+    in->ahead = NULL;
+    for (int i = 0; i < NZBUF; i++)
+        free(q->ring[i].data);
+    free(q);
+    return false;
+}
+
+static void ahead_stop(at_input *in)
+{
+    ahead *q = in->ahead;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->lock);
+    q->quit = true;
+    pthread_cond_signal(&q->not_full);
+    pthread_mutex_unlock(&q->lock);
+    pthread_join(q->tid, NULL);
+    pthread_mutex_destroy(&q->lock);
+    pthread_cond_destroy(&q->not_empty);
+    pthread_cond_destroy(&q->not_full);
+    for (int i = 0; i < NZBUF; i++)
+        free(q->ring[i].data);
+    free(q);
+    in->ahead = NULL;
+}
+
+/* zstd_read through the thread: as many bytes as the filled buffers hold,
+ * up to cap, waiting only when there are none; the stream's end reported
+ * once its buffer's bytes are taken. */
+static ssize_t ahead_read(at_input *in, char *buf, size_t cap)
+{
+    ahead *q = in->ahead;
+    if (q->finished)
+        return 0;
+    size_t n = 0;
+    while (n < cap) {
+        if (!q->holding) {
+            pthread_mutex_lock(&q->lock);
+            if (n && !q->full) { /* nothing more ready: hand on what we have */
+                pthread_mutex_unlock(&q->lock);
+                break;
+            }
+            while (!q->full)
+                pthread_cond_wait(&q->not_empty, &q->lock);
+            pthread_mutex_unlock(&q->lock);
+            q->holding = true;
+            q->pos = 0;
+        }
+        zbuf *b = &q->ring[q->head];
+        size_t k = b->len - q->pos < cap - n ? b->len - q->pos : cap - n;
+        memcpy(buf + n, b->data + q->pos, k);
+        n += k;
+        q->pos += k;
+        q->file_pos = b->file_pos;
+        if (q->pos < b->len)
+            break;
+        if (b->end.kind != END_NONE) { /* every byte of the stream taken */
+            if (n)
+                break; /* the end at the next call, after these bytes */
+            q->finished = true;
+            return report_end(in, &b->end);
+        }
+        pthread_mutex_lock(&q->lock);
+        q->head = (q->head + 1) % NZBUF;
+        q->full--;
+        pthread_cond_signal(&q->not_full);
+        pthread_mutex_unlock(&q->lock);
+        q->holding = false;
+    }
+    return (ssize_t)n;
 }
 
 ssize_t at_input_read(at_input *in, char *buf, size_t cap)
@@ -269,7 +492,11 @@ ssize_t at_input_read(at_input *in, char *buf, size_t cap)
     case IN_PLAIN:
         return plain_read(in, buf, cap);
     case IN_ZSTD:
-        return zstd_read(in, buf, cap);
+        if (in->want_ahead) {
+            in->want_ahead = false;
+            ahead_start(in);
+        }
+        return in->ahead ? ahead_read(in, buf, cap) : zstd_read(in, buf, cap);
     default:
         return 0;
     }

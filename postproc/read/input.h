@@ -23,6 +23,11 @@ at_input *at_input_fd(int fd, at_diag *d);
 /* An input over len bytes at data (kept, not copied: tests, fuzzing). */
 at_input *at_input_mem(const char *data, size_t len, at_diag *d);
 
+/* Decompresses a zstd input on a thread of its own, ahead of the reads
+ * (input.c's top says how); the same bytes and messages, in the same order.
+ * Before the first at_input_read. */
+void at_input_ahead(at_input *in);
+
 /* Up to cap bytes of text into buf. Returns the count (> 0), 0 at the end
  * of the input, or -1 when the input cannot be read on: an I/O error, a
  * compressed format that is not read, or corrupt zstd data under --strict

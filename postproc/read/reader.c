@@ -1342,6 +1342,7 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
     reader r;
     reader_init(&r, t, sink, d);
     at_input *in = at_input_fd(fd, d);
+    at_input_ahead(in);
     int rc = read_input(&r, in, READ_BLOCK, opts);
     at_input_free(in);
     reader_done(&r);

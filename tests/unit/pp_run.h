@@ -21,6 +21,7 @@
 
 typedef struct pp_opts {
     bool leaks, compress, strict;
+    bool from_fd;   /* read as a file is (at_read_fd: zstd on its own thread) */
     at_sort sort;
     unsigned depth;
     const at_select_opts *select;
@@ -29,7 +30,7 @@ typedef struct pp_opts {
 typedef struct pp_result {
     char *out;      /* what the writer wrote */
     char *msgs;     /* what went to stderr */
-    int rc;         /* at_read_mem's result */
+    int rc;         /* at_read_mem's (at_read_fd's) result */
     uint64_t warnings;
     int status;     /* diag status when failed, else 0 */
 } pp_result;
@@ -70,7 +71,16 @@ static inline pp_result pp_run_bytes(const char *in, size_t len, const pp_opts *
     }
     if (o->leaks)
         head = l = at_leaks_new(head, t);
-    res.rc = at_read_mem(in, len, t, head, &d);
+    if (o->from_fd) {
+        FILE *inf = tmpfile();
+        if (fwrite(in, 1, len, inf) != len || fflush(inf) != 0)
+            abort();
+        rewind(inf);
+        res.rc = at_read_fd(fileno(inf), t, head, &d, NULL);
+        fclose(inf);
+    } else {
+        res.rc = at_read_mem(in, len, t, head, &d);
+    }
     if (res.rc == 0)
         at_stage_finish(head);
     res.out = pp_slurp_fd(fileno(of));

@@ -34,10 +34,29 @@ static char *make_trace(unsigned n, bool crlf, size_t *len)
     return s;
 }
 
+/* Set by the "_from_a_file" runs of the zstd tests: the input is read as
+ * a file is, decompressed on its own thread (postproc/read/input.c), and
+ * every output and message must be the same. */
+static bool from_fd;
+
 static pp_result run_bytes(const char *data, size_t len, bool strict)
 {
-    pp_opts o = { .strict = strict };
+    pp_opts o = { .strict = strict, .from_fd = from_fd };
     return pp_run_bytes(data, len, &o);
+}
+
+static int read_from_a_file(void **state)
+{
+    (void)state;
+    from_fd = true;
+    return 0;
+}
+
+static int read_from_memory(void **state)
+{
+    (void)state;
+    from_fd = false;
+    return 0;
 }
 
 static void crlf_trace_gives_the_same_output_as_lf(void **state)
@@ -315,6 +334,49 @@ static void binary_data_inside_zstd_is_judged_like_plain(void **state)
     free(zeros);
 }
 
+/* Reads the same bytes from memory and as a file (zstd on its own thread,
+ * buffers of 256 KiB in a ring of four): the same output, messages and
+ * status. */
+static void assert_same_from_a_file(const char *z, size_t zlen, bool strict)
+{
+    pp_opts mem = { .strict = strict }, file = { .strict = strict, .from_fd = true };
+    pp_result a = pp_run_bytes(z, zlen, &mem), b = pp_run_bytes(z, zlen, &file);
+    assert_int_equal(a.rc, b.rc);
+    assert_int_equal(a.status, b.status);
+    assert_string_equal(a.msgs, b.msgs);
+    assert_string_equal(a.out, b.out);
+    pp_free(&a);
+    pp_free(&b);
+}
+
+/* Several MiB of text (the thread's ring wraps many times), whole, cut
+ * short, and with garbage after it, with and without --strict. */
+static void a_long_zstd_stream_reads_the_same_from_a_file_whole_cut_or_corrupt(void **state)
+{
+    (void)state;
+    size_t len, zlen;
+    char *t = make_trace(200000, false, &len);
+    assert_true(len > (8u << 20));
+    char *z = zstd_of(t, len, 1, &zlen);
+    char *bad = malloc(zlen + 16);
+    memcpy(bad, z, zlen);
+    memcpy(bad + zlen, "garbage after it", 16);
+    for (int strict = 0; strict < 2; strict++) {
+        assert_same_from_a_file(z, zlen, strict);
+        assert_same_from_a_file(z, zlen - 100, strict);
+        assert_same_from_a_file(z, zlen / 3, strict);
+        assert_same_from_a_file(bad, zlen + 16, strict);
+        assert_same_from_a_file(z, 3, strict); /* cut inside the magic number */
+    }
+    pp_opts file = { .from_fd = true };
+    pp_result r = pp_run_bytes(z, zlen, &file);
+    assert_string_equal(r.out, t); /* and that is the trace */
+    pp_free(&r);
+    free(bad);
+    free(z);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +396,20 @@ int main(void)
         cmocka_unit_test(zstd_frame_with_a_window_over_the_cap_is_one_error),
         cmocka_unit_test(gzip_input_is_one_error_naming_the_format),
         cmocka_unit_test(binary_data_inside_zstd_is_judged_like_plain),
+        cmocka_unit_test(a_long_zstd_stream_reads_the_same_from_a_file_whole_cut_or_corrupt),
+        /* the zstd tests again, read as a file is: decompressed on a thread */
+        cmocka_unit_test_setup_teardown(zstd_input_gives_the_same_output_as_plain,
+                                        read_from_a_file, read_from_memory),
+        cmocka_unit_test_setup_teardown(concatenated_zstd_frames_are_one_stream,
+                                        read_from_a_file, read_from_memory),
+        cmocka_unit_test_setup_teardown(zstd_stream_cut_short_warns_and_keeps_the_whole_records,
+                                        read_from_a_file, read_from_memory),
+        cmocka_unit_test_setup_teardown(corrupt_zstd_data_is_an_error_under_strict,
+                                        read_from_a_file, read_from_memory),
+        cmocka_unit_test_setup_teardown(zstd_frame_with_a_window_over_the_cap_is_one_error,
+                                        read_from_a_file, read_from_memory),
+        cmocka_unit_test_setup_teardown(binary_data_inside_zstd_is_judged_like_plain,
+                                        read_from_a_file, read_from_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
