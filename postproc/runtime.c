@@ -88,13 +88,16 @@ static bool runtime_module(const char *module)
            starts(b, "ld-linux") || starts(b, "ld64.so") || starts(b, "ld-2.");
 }
 
+/* The first byte compared before the call: this runs for every frame of
+ * every stack still holding blocks at the end, 40 names each (on a
+ * cc1plus trace, with 100-frame stacks, strcmp was 3-4% of -r). */
 static bool maker(const char *function)
 {
     for (size_t i = 0; i < sizeof MAKERS / sizeof *MAKERS; i++)
-        if (strcmp(function, MAKERS[i]) == 0)
+        if (function[0] == MAKERS[i][0] && strcmp(function, MAKERS[i]) == 0)
             return true;
     for (size_t i = 0; i < sizeof POOL / sizeof *POOL; i++)
-        if (starts(function, POOL[i]))
+        if (function[0] == POOL[i][0] && starts(function, POOL[i]))
             return true;
     return false;
 }
@@ -106,8 +109,14 @@ static bool classify(at_runtime *r, const at_stack *s)
     at_frame_info *fi = at_xcalloc(s->nframes, sizeof *fi);
     at_frame_read_stack(s, r->maps, r->stacks, fi);
     bool all_runtime = true, made = false;
+    const char *last_module = NULL; /* neighbouring frames share their module */
+    bool last_runtime = false;
     for (uint32_t i = 0; i < s->nframes; i++) {
-        all_runtime &= runtime_module(fi[i].module);
+        if (all_runtime && fi[i].module != last_module) {
+            last_module = fi[i].module;
+            last_runtime = runtime_module(last_module);
+        }
+        all_runtime &= last_runtime;
         made |= maker(fi[i].function);
     }
     free(fi);

@@ -41,5 +41,9 @@ const at_stack *at_stacks_get(const at_stack_table *t, uint32_t id);
 
 /* A string copied into the table's storage, freed with the table. */
 const char *at_stacks_strdup(at_stack_table *t, const char *s, size_t len);
+/* The table's one copy of a frame text (NULL for NULL), kept as long as
+ * the table: stacks interned with the copies' addresses are interned
+ * without their texts read again (the resolver hands them). */
+const char *at_stacks_text(at_stack_table *t, const char *text);
 
 #endif

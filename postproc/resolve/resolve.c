@@ -51,6 +51,24 @@ typedef struct rmodule {
     bool writable;      /* ... and agreed: new answers may be stored */
 } rmodule;
 
+/* What an address resolves to: its frame texts, and the stack table's
+ * copies of them (at_stacks_text) for the table they were taken from, so
+ * that a stack of known addresses is interned without its texts hashed
+ * and compared again (5-8% of -r on cc1plus and clang traces). */
+typedef struct addr_texts {
+    at_rtexts *e;
+    const at_stack_table *kept_for; /* NULL: none taken yet */
+    const char **kept;              /* e->n */
+} addr_texts;
+
+static void addr_texts_free(void *p)
+{
+    addr_texts *a = p;
+    at_rtexts_free(a->e);
+    free(a->kept);
+    free(a);
+}
+
 struct at_resolver {
     bool re_resolve, quiet;
     char *sysroot;
@@ -67,7 +85,7 @@ struct at_resolver {
     rmodule *modules;
     size_t nmodules, capmodules;
 
-    at_rcache *addrs;  /* (map index + 1 or 0, address) -> at_rtexts */
+    at_rcache *addrs;  /* (map index + 1 or 0, address) -> addr_texts */
     /* input stack's id -> output stack (NULL: not resolved yet), ids being
      * those of `table`: an array, not a hash, because it is asked once a
      * call and a hash of 100,000 stacks missed the caches (7% of -r on a
@@ -204,7 +222,7 @@ void at_resolver_free(at_resolver *r)
         at_module_close(&r->modules[i].m);
     }
     free(r->modules);
-    at_rcache_free(r->addrs, at_rtexts_free);
+    at_rcache_free(r->addrs, addr_texts_free);
     free(r->done);
     at_demangler_free(r->dm);
     for (size_t i = 0; i < r->nbuild_id_dirs; i++)
@@ -384,17 +402,31 @@ static at_rtexts *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
     return e;
 }
 
-static const at_rtexts *resolve_address(at_resolver *r, uint64_t addr)
+static addr_texts *resolve_address(at_resolver *r, uint64_t addr)
 {
     uint64_t pc = addr ? addr - 1 : 0;
     long mi = find_map(r, pc);
-    at_rtexts *e = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
-    if (e)
-        return e;
-    e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
-    at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, e);
+    addr_texts *a = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
+    if (a)
+        return a;
+    a = at_xcalloc(1, sizeof *a);
+    a->e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
+    at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, a);
     r->stats.addresses++;
-    return e;
+    return a;
+}
+
+/* The address's texts as the table's copies (taken once a table). */
+static const char *const *kept_texts(at_stack_table *table, addr_texts *a)
+{
+    if (a->kept_for != table) {
+        if (!a->kept)
+            a->kept = at_xcalloc(a->e->n ? a->e->n : 1, sizeof *a->kept);
+        for (uint32_t k = 0; k < a->e->n; k++)
+            a->kept[k] = at_stacks_text(table, a->e->texts[k]);
+        a->kept_for = table;
+    }
+    return a->kept;
 }
 
 static void push(at_resolver *r, size_t *n, uint64_t addr, const char *text)
@@ -433,9 +465,10 @@ const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const
         if (f->text && i > 0 && stack->frames[i - 1].addr == f->addr &&
             ends_inlined(stack->frames[i - 1].text))
             continue;
-        const at_rtexts *e = resolve_address(r, f->addr);
-        for (uint32_t k = 0; k < e->n; k++)
-            push(r, &n, f->addr, e->texts[k]);
+        addr_texts *a = resolve_address(r, f->addr);
+        const char *const *texts = kept_texts(table, a);
+        for (uint32_t k = 0; k < a->e->n; k++)
+            push(r, &n, f->addr, texts[k]);
     }
     out = at_stacks_intern(table, r->buf, (uint32_t)n);
     r->stats.stacks++;
