@@ -436,9 +436,10 @@ static void ahead_stop(at_input *in)
     in->ahead = NULL;
 }
 
-/* zstd_read through the thread: as many bytes as the filled buffers hold,
- * up to cap, waiting only when there are none; the stream's end reported
- * once its buffer's bytes are taken. */
+/* zstd_read through the thread: the bytes of one buffer at most (the
+ * reader's buffer then holds little more than that, as without the
+ * thread: filling it whole touched 4 MiB more), waiting only when none
+ * is ready; the stream's end reported once its buffer's bytes are taken. */
 static ssize_t ahead_read(at_input *in, char *buf, size_t cap)
 {
     ahead *q = in->ahead;
@@ -448,10 +449,6 @@ static ssize_t ahead_read(at_input *in, char *buf, size_t cap)
     while (n < cap) {
         if (!q->holding) {
             pthread_mutex_lock(&q->lock);
-            if (n && !q->full) { /* nothing more ready: hand on what we have */
-                pthread_mutex_unlock(&q->lock);
-                break;
-            }
             while (!q->full)
                 pthread_cond_wait(&q->not_empty, &q->lock);
             pthread_mutex_unlock(&q->lock);
@@ -478,6 +475,8 @@ static ssize_t ahead_read(at_input *in, char *buf, size_t cap)
         pthread_cond_signal(&q->not_full);
         pthread_mutex_unlock(&q->lock);
         q->holding = false;
+        if (n)
+            break;
     }
     return (ssize_t)n;
 }
