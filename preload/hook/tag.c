@@ -21,9 +21,10 @@
  *   so that free() sends them to the slow path, which knows them.
  * - Only over glibc's own allocator (at_real's malloc and free in libc):
  *   another allocator below us (jemalloc preloaded after the tracer, a
- *   second tracer) need not keep a readable word below a block. Then, and
- *   in the attach build (after a detach glibc's free would get the blocks
- *   back with their headers), sample.c's bitmap does the job as before.
+ *   second tracer, valgrind's red zones) need not keep a readable word
+ *   below a block. Then, and in the attach build (after a detach glibc's
+ *   free would get the blocks back with their headers), sample.c's bitmap
+ *   does the job as before.
  * - H is 16, or the alignment asked for when larger (a page for valloc and
  *   pvalloc), so the block the program sees keeps its alignment. The
  *   header costs 16 bytes (an alignment, rarely) a picked block: one in
@@ -38,6 +39,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,6 +83,11 @@ int at_tag_possible(void)
 #ifdef AT_ATTACH_BUILD
     return 0;
 #else
+    /* Under valgrind, libc's malloc is valgrind's, whose blocks sit between
+     * red zones: reading the word below one is an error it reports. */
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && strstr(pre, "vgpreload"))
+        return 0;
     return in_libc((void *)at_real.malloc) && in_libc((void *)at_real.free) &&
            in_libc((void *)at_real.realloc) && in_libc((void *)at_real.memalign) &&
            at_real.usable_size;
