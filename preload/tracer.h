@@ -512,7 +512,7 @@ void at_sites_fork_child(void) AT_HIDDEN;
  * start-up's probe of the hooks); the hooks read it, not at_cfg.sample. */
 extern int at_sampling AT_HIDDEN;
 /* This thread's bytes left until its next picked byte. */
-extern __thread int64_t at_sample_left AT_TLS AT_HIDDEN;
+extern __thread uint64_t at_sample_left AT_TLS AT_HIDDEN;
 /* The countdown ran out within a call of n bytes: 1 when the call is
  * picked (a new countdown is drawn); 0 on a thread's first call whose
  * freshly drawn countdown outlasts it. */
@@ -523,8 +523,13 @@ static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
 {
     if (__builtin_expect(!at_sampling, 1))
         return 0;
-    if ((at_sample_left -= (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n)) > 0)
+    /* Unsigned: one compare, no clamp of n (the countdown is at least 1,
+     * and 0 only before a thread's first call, which the slow path seeds). */
+    uint64_t left = at_sample_left;
+    if (__builtin_expect(n < left, 1)) {
+        at_sample_left = left - n;
         return 1;
+    }
     return !at_sample_pick_slow(n);
 }
 /* Picked blocks: added once recorded; 0, or -1 when out of memory. */

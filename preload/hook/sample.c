@@ -43,7 +43,7 @@
 #include "tracer.h"
 
 int at_sampling;
-__thread int64_t at_sample_left AT_TLS;
+__thread uint64_t at_sample_left AT_TLS;
 static __thread uint64_t rng AT_TLS;   /* 0: this thread is not seeded yet */
 static atomic_uint_fast64_t threads;
 
@@ -89,11 +89,13 @@ int at_sample_pick_slow(uint64_t n)
     if (__builtin_expect(!rng, 0)) {
         /* The thread's first call: its countdown starts now. */
         seed_thread();
-        at_sample_left = draw() - (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
-        if (at_sample_left > 0)
+        uint64_t left = (uint64_t)draw();
+        if (n < left) {
+            at_sample_left = left - n;
             return 0;
+        }
     }
-    at_sample_left = draw();
+    at_sample_left = (uint64_t)draw();
     return 1;
 }
 
