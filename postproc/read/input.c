@@ -43,6 +43,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -110,6 +112,8 @@ struct at_input {
     bool frame_open;    /* zstd: the last call ended inside a frame */
     bool want_ahead;    /* at_input_ahead: zstd on a thread of its own */
     ahead *ahead;       /* that thread, once started */
+    int wake;           /* with the thread on a descriptor: an eventfd that
+                           ends its wait for input (ahead_stop); else -1 */
 };
 
 static at_input *input_new(at_diag *d)
@@ -117,6 +121,7 @@ static at_input *input_new(at_diag *d)
     at_input *in = at_xcalloc(1, sizeof *in);
     in->d = d;
     in->fd = -1;
+    in->wake = -1;
     in->raw = at_xmalloc(RAW_BUF);
     return in;
 }
@@ -155,6 +160,18 @@ void at_input_free(at_input *in)
 
 /* ---- raw bytes ---------------------------------------------------------- */
 
+/* On the decompression thread: waits until the file has input (or its
+ * end, or an error for read to report) or the reader stops (false). A
+ * regular file always has. */
+static bool input_or_stop(at_input *in)
+{
+    struct pollfd p[2] = { { .fd = in->fd, .events = POLLIN }, { .fd = in->wake, .events = POLLIN } };
+    while (poll(p, 2, -1) < 0)
+        if (errno != EINTR)
+            return true; /* let read() say what is wrong */
+    return !p[1].revents;
+}
+
 /* Up to cap bytes of the file itself; 0 at its end, -1 on an I/O error
  * (its errno in read_errno, reported by the caller: read_failed). */
 static ssize_t raw_read(at_input *in, char *buf, size_t cap)
@@ -169,6 +186,8 @@ static ssize_t raw_read(at_input *in, char *buf, size_t cap)
         return (ssize_t)n;
     }
     for (;;) {
+        if (in->wake >= 0 && !input_or_stop(in))
+            return 0; /* the reader stopped: no more input wanted */
         ssize_t got = read(in->fd, buf, cap);
         if (got >= 0 || errno != EINTR) {
             if (got < 0)
@@ -362,12 +381,16 @@ static ssize_t zstd_read(at_input *in, char *buf, size_t cap)
 
 /* ---- the decompression thread ------------------------------------------- */
 
-/* A buffer filled up to ZBUF bytes, or up to the stream's end. */
+/* A buffer filled up to ZBUF bytes, up to the stream's end, or with what
+ * the bytes read so far gave when more would have to be read: a pipe
+ * from a program still running gives its text as it comes, as without
+ * the thread (and a reader that stops early is not kept waiting). */
 static void fill_buffer(at_input *in, zbuf *b)
 {
     b->len = 0;
     b->end.kind = END_NONE;
-    while (b->len < ZBUF && b->end.kind == END_NONE)
+    while (b->len < ZBUF && b->end.kind == END_NONE &&
+           !(b->len && in->rpos == in->rlen && !in->eof))
         b->len += zstd_step(in, b->data + b->len, ZBUF - b->len, &b->end);
     b->file_pos = in->file_pos;
 }
@@ -408,8 +431,12 @@ static bool ahead_start(at_input *in)
     pthread_cond_init(&q->not_full, NULL);
     q->file_pos = in->file_pos;
     in->ahead = q;
-    if (pthread_create(&q->tid, NULL, decompress, in) == 0)
+    in->wake = in->fd >= 0 ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+    if ((in->fd < 0 || in->wake >= 0) && pthread_create(&q->tid, NULL, decompress, in) == 0)
         return true;
+    if (in->wake >= 0)
+        close(in->wake);
+    in->wake = -1;
     in->ahead = NULL;
     for (int i = 0; i < NZBUF; i++)
         free(q->ring[i].data);
@@ -417,6 +444,11 @@ static bool ahead_start(at_input *in)
     return false;
 }
 
+/* Ends the thread. When the reader stops before the end of the stream (an
+ * error, a trace that is not one) the thread may be waiting for input on
+ * a pipe whose writer goes on (a program still running, a terminal): the
+ * wake descriptor ends that wait (raw_read), or the run would wait for
+ * the writer. After the stream's end the thread has returned already. */
 static void ahead_stop(at_input *in)
 {
     ahead *q = in->ahead;
@@ -426,7 +458,13 @@ static void ahead_stop(at_input *in)
     q->quit = true;
     pthread_cond_signal(&q->not_full);
     pthread_mutex_unlock(&q->lock);
+    uint64_t one = 1;
+    if (write(in->wake, &one, sizeof one) < 0) {
+        /* an eventfd's counter cannot overflow at 1: nothing to do */
+    }
     pthread_join(q->tid, NULL);
+    close(in->wake);
+    in->wake = -1;
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->not_empty);
     pthread_cond_destroy(&q->not_full);

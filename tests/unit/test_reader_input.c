@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "pp_run.h"
@@ -377,6 +379,51 @@ static void a_long_zstd_stream_reads_the_same_from_a_file_whole_cut_or_corrupt(v
     free(t);
 }
 
+/* A trace with a malformed line near its end, under --strict, on a pipe
+ * whose writer stays open: the read stops at that line with its error,
+ * though the thread that decompresses ahead is by then waiting in read()
+ * for more (it used to wait for the writer to close the pipe; the reader
+ * parsing 20,000 calls first leaves the thread ample time to get there). */
+static void a_pipe_left_open_does_not_hold_a_read_that_stops_early(void **state)
+{
+    (void)state;
+    size_t len, zlen;
+    char *t = make_trace(20000, false, &len);
+    char *bad = malloc(len + 32);
+    memcpy(bad, t, len);
+    memcpy(bad + len, "this is no record\n", 18);
+    char *z = zstd_of(bad, len + 18, 3, &zlen);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    int room = fcntl(fds[1], F_SETPIPE_SZ, 1 << 20);
+    assert_true(room > 0 && zlen < (size_t)room); /* all of it fits in the pipe */
+    assert_int_equal(write(fds[1], z, zlen), (ssize_t)zlen);
+    at_diag d;
+    at_diag_init(&d, "t.trace");
+    d.strict = true;
+    char *msgs = NULL;
+    size_t mlen;
+    d.out = open_memstream(&msgs, &mlen);
+    at_trace *tr = at_trace_new();
+    FILE *of = tmpfile();
+    at_stage *w = at_writer_new(fileno(of), tr, &d);
+    alarm(30); /* a hang fails the test instead of stopping the suite */
+    int rc = at_read_fd(fds[0], tr, w, &d, NULL);
+    alarm(0);
+    assert_int_equal(rc, -1);
+    fclose(d.out);
+    assert_non_null(strstr(msgs, "error:"));
+    at_writer_free(w);
+    at_trace_free(tr);
+    fclose(of);
+    free(msgs);
+    close(fds[0]);
+    close(fds[1]);
+    free(z);
+    free(bad);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -397,6 +444,7 @@ int main(void)
         cmocka_unit_test(gzip_input_is_one_error_naming_the_format),
         cmocka_unit_test(binary_data_inside_zstd_is_judged_like_plain),
         cmocka_unit_test(a_long_zstd_stream_reads_the_same_from_a_file_whole_cut_or_corrupt),
+        cmocka_unit_test(a_pipe_left_open_does_not_hold_a_read_that_stops_early),
         /* the zstd tests again, read as a file is: decompressed on a thread */
         cmocka_unit_test_setup_teardown(zstd_input_gives_the_same_output_as_plain,
                                         read_from_a_file, read_from_memory),
