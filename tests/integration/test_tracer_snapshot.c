@@ -259,6 +259,34 @@ static void test_program_snapshot_in_full_mode_is_made_and_listed_at_exit(void *
     assert_int_equal(h_count_lines(s, "^[0-9]+\\. .*malloc\\(64\\) = "), 3);
 }
 
+/* A snapshot's report calls its blocks live at that moment, not leaked:
+ * they are what the running program held. */
+static void test_snapshot_report_says_live_not_leaked(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    char *snap = h_fmt("%s/trace.snap1.txt", p.dir);
+    const char *argv[] = { h_path("postproc/alloctrace-postproc"), "-r", "--format", "report",
+                           snap, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    /* grow_cache's 3 blocks of 64 and its 1024-pointer table; stdio's buffer */
+    h_has(r.out, "releases:     not in a snapshot (it holds the blocks live at that moment)\n"
+                 "peak heap:    not in a snapshot\n"
+                 "live:         ");
+    h_has(r.out, " blocks at snapshot 1 (from-api)\n");
+    h_has(r.out, " sites by live bytes (of ");
+    h_has(r.out, "memory over time: none, a snapshot keeps no order in time\n");
+    h_lacks(r.out, "leaked:");
+    h_lacks(r.out, "by leaked bytes");
+    h_lacks(r.out, "leaks only");
+    h_lacks(r.out, "leaks-only");
+    h_result_free(&r);
+}
+
 static void test_snapshot_signal_writes_a_leak_check(void **state)
 {
     (void)state;
@@ -472,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_full_mode_diff_names_the_growing_site_and_its_bytes),
         cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
+        cmocka_unit_test(test_snapshot_report_says_live_not_leaked),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),
