@@ -94,6 +94,18 @@ static char *cmd(prog *p, const char *fmt, ...)
     return line;
 }
 
+/* The command's answer once it is `want` (asked again every 10 ms, for
+ * 5 s at most), or the last answer. */
+static char *cmd_until(prog *p, const char *command, const char *want)
+{
+    char *answer = cmd(p, "%s", command);
+    for (int i = 0; i < 500 && strcmp(answer, want) != 0; i++) {
+        usleep(10000);
+        answer = cmd(p, "%s", command);
+    }
+    return answer;
+}
+
 /* Ends the program; returns the launcher's exit status. */
 static int finish(prog *p)
 {
@@ -316,14 +328,7 @@ static void test_program_handler_on_the_snapshot_signal_is_named(void **state)
     prog p = start("full", "trace.txt", extra);
     assert_string_equal(cmd(&p, "handle %d", SIGUSR1), "ok");
     assert_int_equal(kill(p.pid, SIGUSR1), 0);
-    char *answer = NULL;
-    for (int i = 0; i < 500; i++) {
-        answer = cmd(&p, "handled");
-        if (strcmp(answer, "ok 1") == 0)
-            break;
-        usleep(10000);
-    }
-    assert_string_equal(answer, "ok 1");
+    assert_string_equal(cmd_until(&p, "handled", "ok 1"), "ok 1");
     assert_int_equal(finish(&p), 0);
     assert_null(snap_file(p.dir, 1));
     char *err = h_read_file(p.err, NULL);
@@ -347,14 +352,8 @@ static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
     assert_string_equal(cmd(&p, "tasks"), "ok 1");
     assert_string_equal(cmd(&p, "thread"), "ok");
     assert_string_equal(cmd(&p, "grow 100 1000"), "ok");   /* picks: the thread starts */
-    char *tasks = NULL;
-    for (int i = 0; i < 200; i++) {
-        tasks = cmd(&p, "tasks");
-        if (strcmp(tasks, "ok 3") == 0)
-            break;
-        usleep(10000);
-    }
-    assert_string_equal(tasks, "ok 3");   /* main, the program's thread, the control thread */
+    /* main, the program's thread, the control thread */
+    assert_string_equal(cmd_until(&p, "tasks", "ok 3"), "ok 3");
     h_result s = snapshot(&p, NULL);
     assert_int_equal(s.status, 0);
     h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
