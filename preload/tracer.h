@@ -512,7 +512,7 @@ void at_sites_fork_child(void) AT_HIDDEN;
  * start-up's probe of the hooks); the hooks read it, not at_cfg.sample. */
 extern int at_sampling AT_HIDDEN;
 /* This thread's bytes left until its next picked byte. */
-extern __thread int64_t at_sample_left AT_TLS AT_HIDDEN;
+extern __thread uint64_t at_sample_left AT_TLS AT_HIDDEN;
 /* The countdown ran out within a call of n bytes: 1 when the call is
  * picked (a new countdown is drawn); 0 on a thread's first call whose
  * freshly drawn countdown outlasts it. */
@@ -523,8 +523,13 @@ static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)
 {
     if (__builtin_expect(!at_sampling, 1))
         return 0;
-    if ((at_sample_left -= (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n)) > 0)
+    /* Unsigned: one compare, no clamp of n (the countdown is at least 1,
+     * and 0 only before a thread's first call, which the slow path seeds). */
+    uint64_t left = at_sample_left;
+    if (__builtin_expect(n < left, 1)) {
+        at_sample_left = left - n;
         return 1;
+    }
     return !at_sample_pick_slow(n);
 }
 /* Picked blocks: added once recorded; 0, or -1 when out of memory. */
@@ -558,6 +563,38 @@ static inline int at_sample_take(uintptr_t p)
         return 0;
     return at_guard == 1 ? 0 : at_sample_take_slow(p);
 }
+
+/* ---- tag.c (picked blocks carry a header) --------------------------- */
+/* at_sampling's value when picked blocks carry a header (tag.c): free()
+ * then reads the word below the block instead of the bitmap above. */
+#define AT_SAMPLE_TAGGED 2
+/* Set in the word below a picked block (and an arena block): glibc's
+ * chunk size there never has it. */
+#define AT_TAG_BIT (1ull << 63)
+/* Whether the word below p has the bit: a picked block or the arena's.
+ * Only for blocks of glibc's (at_sampling == AT_SAMPLE_TAGGED). */
+static inline int at_tagged(const void *p)
+{
+    return (int64_t)((const uint64_t *)p)[-1] < 0;
+}
+/* Whether picked blocks can carry a header here: glibc's allocator below,
+ * not the attach build. */
+int at_tag_possible(void) AT_HIDDEN;
+/* p carries a picked block's header (not the arena's). */
+int at_tag_is_picked(const void *p) AT_HIDDEN;
+/* The allocations of a picked block, with its header; as glibc's they
+ * fail (errno, EINVAL, ENOMEM). */
+void *at_tag_malloc(size_t n) AT_HIDDEN;
+void *at_tag_calloc(size_t n, size_t m) AT_HIDDEN;
+void *at_tag_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n) AT_HIDDEN;
+int at_tag_posix_memalign(void **out, size_t align, size_t n) AT_HIDDEN;
+void *at_tag_page_aligned(size_t n) AT_HIDDEN;
+/* A picked block back to glibc; its usable size as the program sees it. */
+void at_tag_free(void *p) AT_HIDDEN;
+size_t at_tag_usable(void *p) AT_HIDDEN;
+/* realloc(p, total), p != NULL, picked or not, to a block picked
+ * (tag_new) or not: in place when both are picked, else a copy. */
+void *at_tag_resize(void *p, size_t total, int tag_new) AT_HIDDEN;
 void at_sample_init(void) AT_HIDDEN;   /* at start, with sampling on: fork handlers, then on */
 
 /* ---- live.c (leaks mode) ----------------------------------------------- */

@@ -28,8 +28,10 @@
  * - Sampling (sample.c): each exported function first asks
  *   at_sample_skip(), one thread-local subtraction and a branch that is
  *   always taken the same way when sampling is off; a call not picked goes
- *   straight to libc. A release is looked up among the picked blocks (one
- *   load when it was not picked) and recorded only when it was. The
+ *   straight to libc. A picked block carries a header (tag.c), so a
+ *   release reads the word below its block (glibc's next read anyway) and
+ *   is recorded only when the header says picked; over another allocator
+ *   the picked set's bitmap (sample.c) answers instead. The
  *   exported functions are small wrappers for that reason, at the end of
  *   the file; the traced bodies are out of line (see there).
  */
@@ -64,7 +66,10 @@ static void *arena_alloc(size_t n, size_t align)
         if (start + n > ARENA_SIZE || start + n < start)
             return NULL;
         if (atomic_compare_exchange_weak(&arena_used, &used, start + n)) {
-            memcpy(arena + start - sizeof(size_t), &n, sizeof n);
+            /* The top bit: free() with picked blocks tagged sends
+             * the block to its slow path, which knows the arena. */
+            uint64_t word = (uint64_t)n | AT_TAG_BIT;
+            memcpy(arena + start - sizeof word, &word, sizeof word);
             return arena + start;   /* static storage: already zero */
         }
     }
@@ -72,9 +77,9 @@ static void *arena_alloc(size_t n, size_t align)
 
 static size_t arena_size(const void *p)
 {
-    size_t n;
-    memcpy(&n, (const char *)p - sizeof n, sizeof n);
-    return n;
+    uint64_t word;
+    memcpy(&word, (const char *)p - sizeof word, sizeof word);
+    return (size_t)(word & ~AT_TAG_BIT);
 }
 
 static inline int ready(void)
@@ -83,6 +88,17 @@ static inline int ready(void)
         return 1;
     at_resolve_real();
     return at_real.free != NULL;
+}
+
+/* Whether picked blocks carry a header (tag.c): a traced allocation with
+ * sampling on is a picked one, and is made with its header. */
+static inline int tagging(void)
+{
+#ifdef AT_ATTACH_BUILD
+    return 0;
+#else
+    return at_sampling == AT_SAMPLE_TAGGED;
+#endif
 }
 
 /* The rare paths of enter(): the start-up's probe, the first allocation. */
@@ -259,11 +275,38 @@ static void *op_reallocarray(void *p, size_t n, size_t m)
     return q;
 }
 
+/* The real resize with sampling on, errno as op_realloc's: with picked
+ * blocks tagged, the header follows the block's layout (tag.c). */
+static void *resize_sampled(enum at_fn fn, void *p, size_t n, size_t m, uint64_t total,
+                            int tag_new)
+{
+    if (!tagging() || (!tag_new && !at_tagged(p)))
+        return fn == AT_REALLOC ? op_realloc(p, n, m) : op_reallocarray(p, n, m);
+    errno = realloc_errno;
+    void *q = at_tag_resize(p, total, tag_new);
+    realloc_errno = errno;
+    return q;
+}
+
+/* Both blocks picked, as record_realloc's op. */
+static void *op_realloc_tagged(void *p, size_t n, size_t m)
+{
+    (void)m;
+    return resize_sampled(AT_REALLOC, p, n, 0, n, 1);
+}
+
+static void *op_reallocarray_tagged(void *p, size_t n, size_t m)
+{
+    return resize_sampled(AT_REALLOCARRAY, p, n, m, (uint64_t)n * m, 1);   /* checked */
+}
+
 /* realloc(p, n) with p != NULL, traced: a release, then an allocation. */
 static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, size_t n,
                                                       size_t m, uint64_t total, int depth)
 {
-    void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
+    void *(*op)(void *, size_t, size_t) =
+        fn == AT_REALLOC ? (tagging() ? op_realloc_tagged : op_realloc)
+                         : (tagging() ? op_reallocarray_tagged : op_reallocarray);
     void *frames[depth + 1];
     int nframes = at_unwind(frames, depth);
     uint64_t now = 0, stamp = 0;   /* leaks mode's time, full mode's stamp */
@@ -329,12 +372,11 @@ static __attribute__((noinline)) void *record_realloc(enum at_fn fn, void *p, si
 static __attribute__((noinline)) void *sampled_realloc(enum at_fn fn, void *p, size_t n,
                                                        size_t m, uint64_t total, int pick)
 {
-    void *(*op)(void *, size_t, size_t) = fn == AT_REALLOC ? op_realloc : op_reallocarray;
     int was = at_sample_take((uintptr_t)p);
     int saved, depth;
     realloc_errno = errno;
     if ((!was && !pick) || !enter_release(&saved, &depth)) {
-        void *q = op(p, n, m);
+        void *q = resize_sampled(fn, p, n, m, total, 0);
         errno = realloc_errno;
         return q;
     }
@@ -347,9 +389,9 @@ static __attribute__((noinline)) void *sampled_realloc(enum at_fn fn, void *p, s
             at_sample_add((uintptr_t)p);   /* failed: p is still the caller's, and picked */
     } else if (was) {
         record_release(fn, p, depth);
-        q = op(p, n, m);
+        q = resize_sampled(fn, p, n, m, total, 0);
     } else {
-        q = op(p, n, m);
+        q = resize_sampled(fn, p, n, m, total, 1);
         if (q)
             record_alloc(fn, total, q, 0, depth);   /* and adds q */
     }
@@ -427,7 +469,7 @@ static __attribute__((noinline)) void *traced_malloc(size_t n)
             own_add(p);
         return p;
     }
-    void *p = at_real.malloc(n);
+    void *p = tagging() ? at_tag_malloc(n) : at_real.malloc(n);
     if (p)
         record_alloc_keep_errno(AT_MALLOC, n, p, 0, depth);
     leave(saved);
@@ -443,11 +485,30 @@ static __attribute__((noinline)) void *traced_calloc(size_t n, size_t m)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.calloc(n, m);
-    void *p = at_real.calloc(n, m);
+    void *p = tagging() ? at_tag_calloc(n, m) : at_real.calloc(n, m);
     if (p)
         record_alloc_keep_errno(AT_CALLOC, (uint64_t)n * m, p, 0, depth);
     leave(saved);
     return p;
+}
+
+/* A release with picked blocks tagged (tag.c), p not the arena's: the
+ * wrapper found the header's bit; recorded if p is still in the picked
+ * set, and given back to glibc without its header either way. */
+static void release_tagged(void *p)
+{
+    if (!at_tag_is_picked(p)) {   /* not a header of ours: glibc's to judge */
+        at_real.free(p);
+        return;
+    }
+    int saved, depth;
+    if (at_sample_take((uintptr_t)p) && enter_release(&saved, &depth)) {
+        int e = errno;
+        record_release(AT_FREE, p, depth);
+        errno = e;
+        leave(saved);
+    }
+    at_tag_free(p);
 }
 
 static __attribute__((noinline)) void traced_free(void *p)
@@ -456,6 +517,10 @@ static __attribute__((noinline)) void traced_free(void *p)
         return;
     if (!ready())
         return;
+    if (tagging()) {
+        release_tagged(p);
+        return;
+    }
     if (own_take(p)) {
         at_real.free(p);
         return;
@@ -508,7 +573,7 @@ static __attribute__((noinline)) void *traced_realloc(void *p, size_t n)
     if (!p) {
         if (!enter(&saved, &depth))
             return at_real.realloc(NULL, n);
-        void *q = at_real.realloc(NULL, n);
+        void *q = tagging() ? at_tag_malloc(n) : at_real.realloc(NULL, n);
         if (q)
             record_alloc_keep_errno(AT_REALLOC, n, q, 0, depth);
         leave(saved);
@@ -536,7 +601,7 @@ static __attribute__((noinline)) void *traced_reallocarray(void *p, size_t n, si
     if (!p) {
         if (!enter(&saved, &depth))
             return at_real.reallocarray(NULL, n, m);
-        void *q = at_real.reallocarray(NULL, n, m);
+        void *q = tagging() ? at_tag_malloc(total) : at_real.reallocarray(NULL, n, m);
         if (q)
             record_alloc_keep_errno(AT_REALLOCARRAY, total, q, 0, depth);
         leave(saved);
@@ -563,7 +628,8 @@ static __attribute__((noinline)) int traced_posix_memalign(void **out, size_t al
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.posix_memalign(out, align, n);
-    int rc = at_real.posix_memalign(out, align, n);
+    int rc = tagging() ? at_tag_posix_memalign(out, align, n)
+                       : at_real.posix_memalign(out, align, n);
     if (rc == 0)
         record_alloc_keep_errno(AT_POSIX_MEMALIGN, n, *out, align, depth);
     leave(saved);
@@ -577,7 +643,8 @@ static __attribute__((noinline)) void *traced_aligned_alloc(size_t align, size_t
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.aligned_alloc(align, n);
-    void *p = at_real.aligned_alloc(align, n);
+    void *p = tagging() ? at_tag_aligned(at_real.aligned_alloc, align, n)
+                        : at_real.aligned_alloc(align, n);
     if (p)
         record_alloc_keep_errno(AT_ALIGNED_ALLOC, n, p, align, depth);
     leave(saved);
@@ -591,7 +658,8 @@ static __attribute__((noinline)) void *traced_memalign(size_t align, size_t n)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.memalign(align, n);
-    void *p = at_real.memalign(align, n);
+    void *p = tagging() ? at_tag_aligned(at_real.memalign, align, n)
+                        : at_real.memalign(align, n);
     if (p)
         record_alloc_keep_errno(AT_MEMALIGN, n, p, align, depth);
     leave(saved);
@@ -605,11 +673,22 @@ static __attribute__((noinline)) void *traced_valloc(size_t n)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.valloc(n);
-    void *p = at_real.valloc(n);
+    void *p = tagging() ? at_tag_page_aligned(n) : at_real.valloc(n);
     if (p)
         record_alloc_keep_errno(AT_VALLOC, n, p, 0, depth);
     leave(saved);
     return p;
+}
+
+/* pvalloc rounds the size up to whole pages (zero to one page). */
+static void *pvalloc_tagged(size_t n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (n > SIZE_MAX - page) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return at_tag_page_aligned(n ? (n + page - 1) & ~(page - 1) : page);
 }
 
 static __attribute__((noinline)) void *traced_pvalloc(size_t n)
@@ -619,7 +698,7 @@ static __attribute__((noinline)) void *traced_pvalloc(size_t n)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.pvalloc(n);
-    void *p = at_real.pvalloc(n);
+    void *p = tagging() ? pvalloc_tagged(n) : at_real.pvalloc(n);
     if (p)
         record_alloc_keep_errno(AT_PVALLOC, n, p, 0, depth);
     leave(saved);
@@ -692,6 +771,8 @@ EXPORT void *pvalloc(size_t n)
  * filter's bit for its bucket clear (it was not picked). */
 static inline int unpicked_release(void *p)
 {
+    if (tagging())   /* the word below p, which glibc's free reads next */
+        return p && !at_tagged(p);
     return p && !in_arena(p) && !__atomic_load_n(&own_count, __ATOMIC_RELAXED) &&
            !at_sample_maybe((uintptr_t)p);
 }
@@ -728,6 +809,21 @@ EXPORT void *realloc(void *p, size_t n)
     if (__builtin_expect(at_sampling, 0) && !in_arena(p))
         return sampled_resize(AT_REALLOC, p, n, 0, n);
     return traced_realloc(p, n);
+}
+
+/* Interposed for picked blocks' headers (tag.c): the program sees its
+ * block's usable size, not glibc's chunk's. */
+EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (in_arena(p))
+        return arena_size(p);
+    if (tagging() && at_tag_is_picked(p))
+        return at_tag_usable(p);
+    if (!ready() || !at_real.usable_size)
+        return 0;
+    return at_real.usable_size(p);
 }
 
 EXPORT void *reallocarray(void *p, size_t n, size_t m)

@@ -22,7 +22,9 @@
  *   front of it a bitmap, one bit per bucket of addresses: a free() whose
  *   bit is clear - nearly every one - is known not to be picked after one
  *   load, whatever the number of live blocks (the bitmap is 8 KiB: see
- *   at_sample_bits). The set holds about live bytes / I addresses, so it
+ *   at_sample_bits). Over glibc's allocator the picked blocks carry a
+ *   header instead, and free() reads the word below the block (tag.c);
+ *   the bitmap then only spares the set's lock on the slow path. The set holds about live bytes / I addresses, so it
  *   stays small.
  * - Randomness: xorshift64* per thread, seeded from
  *   ALLOCTRACE_SAMPLE_SEED (tests fix it) or the clock and the address of
@@ -41,7 +43,7 @@
 #include "tracer.h"
 
 int at_sampling;
-__thread int64_t at_sample_left AT_TLS;
+__thread uint64_t at_sample_left AT_TLS;
 static __thread uint64_t rng AT_TLS;   /* 0: this thread is not seeded yet */
 static atomic_uint_fast64_t threads;
 
@@ -87,11 +89,13 @@ int at_sample_pick_slow(uint64_t n)
     if (__builtin_expect(!rng, 0)) {
         /* The thread's first call: its countdown starts now. */
         seed_thread();
-        at_sample_left = draw() - (int64_t)(n > INT64_MAX / 2 ? INT64_MAX / 2 : n);
-        if (at_sample_left > 0)
+        uint64_t left = (uint64_t)draw();
+        if (n < left) {
+            at_sample_left = left - n;
             return 0;
+        }
     }
-    at_sample_left = draw();
+    at_sample_left = (uint64_t)draw();
     return 1;
 }
 
@@ -239,5 +243,7 @@ static void fork_child(void)
 void at_sample_init(void)
 {
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    at_sampling = 1;
+    /* Over glibc's allocator a picked block carries a header, and free()
+     * reads that instead of the bitmap (tag.c). */
+    at_sampling = at_tag_possible() ? AT_SAMPLE_TAGGED : 1;
 }

@@ -21,7 +21,9 @@
  * installs its SIGINT handler only if it finds SIG_DFL. A disposition set
  * past these wrappers (glibc-internal calls, a raw rt_sigaction) is
  * noticed by checking the real one before answering. The toggle signal,
- * when configured, is the tracer's own and is left alone here.
+ * when configured, is the tracer's own and is left alone here; a handler
+ * the program installs on it or on the snapshot signal replaces the
+ * tracer's, with one line saying so.
  *
  * The handler blocks every signal while it writes; a second thread that
  * gets a fatal signal meanwhile waits for the first to end the process
@@ -127,10 +129,33 @@ static int still_ours(int sig)
     return real_sigaction(sig, NULL, &cur) == 0 && cur.sa_handler == on_signal;
 }
 
+/* The tracer's own signals (--toggle-signal, --snapshot-signal): the
+ * handler at_signal_catch installed on each. */
+static void (*own_handler[NSIG])(int);
+
+/* A handler the program installs on one of the tracer's own signals
+ * replaces the tracer's, as it would without the tracer (memcached's
+ * SIGUSR1 is its graceful stop): the program keeps its behaviour, and one
+ * line says what the tracer no longer does on that signal. */
+static void note_taken(int sig, const struct sigaction *act)
+{
+    static int told[NSIG];
+    if (!act || sig <= 0 || sig >= NSIG || !own_handler[sig] ||
+        act->sa_handler == own_handler[sig] || told[sig])
+        return;
+    told[sig] = 1;
+    const char *name = sigabbrev_np(sig);
+    at_warn("the program installs its own handler for SIG", name ? name : "?",
+            sig == at_cfg.toggle_signal
+                ? ", the --toggle-signal: it replaces the tracer's, and that signal no longer toggles tracing"
+                : ", the --snapshot-signal: it replaces the tracer's, and that signal no longer takes a snapshot");
+}
+
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (resolve() < 0)
         return -1;
+    note_taken(sig, act);
     if (!armed || !guarded(sig))
         return real_sigaction(sig, act, old);
     struct sigaction want, prev;
@@ -193,6 +218,8 @@ EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 
 void at_signal_catch(int sig, void (*fn)(int))
 {
+    if (sig > 0 && sig < NSIG)
+        own_handler[sig] = fn;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = fn;

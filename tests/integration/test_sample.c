@@ -159,6 +159,77 @@ static void test_only_sampled_blocks_are_released(void **state)
     h_cleanup();
 }
 
+/* tests/programs/sample_layouts MODE traced with sampling at INTERVAL: its
+ * stdout, after checking it ran clean and every release paired. */
+static char *run_layouts(const char *dir, const char *mode, const char *interval,
+                         h_result *stats)
+{
+    char *p = h_path("build/tests/programs/sample_layouts");
+    char *path = h_fmt("%s/%s.txt", dir, mode), *env_sample = h_fmt("ALLOCTRACE_SAMPLE=%s", interval);
+    const char *argv[] = { p, mode, NULL };
+    const char *env[] = { env_sample, SEED, NULL };
+    h_result r = h_trace(path, argv, env);
+    if (r.status != 0)
+        fail_msg("sample_layouts %s: status %d: %s", mode, r.status, r.err);
+    *stats = pp("--format stats", path);
+    assert_int_equal(stats->status, 0);
+    assert_int_equal(json_u64(stats->out, "unknown_releases"), 0);
+    assert_int_equal(json_u64(stats->out, "lost_releases"), 0);
+    char *out = strdup(r.out);
+    h_result_free(&r);
+    free(env_sample);
+    free(path);
+    free(p);
+    return out;
+}
+
+/* Picked blocks carry a header the program must never see: each
+ * function's block keeps its size, alignment and contents (filled to its
+ * malloc_usable_size, which glibc's free would catch overrunning), the
+ * failures are glibc's, and every block is recorded and released. */
+static void test_picked_blocks_of_every_function_are_the_programs(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    h_result s;
+    char *out = run_layouts(dir, "all", "1", &s);
+    unsigned blocks = 0;
+    assert_int_equal(sscanf(out, "ok %u", &blocks), 1);
+    assert_int_equal(blocks, 13);
+    /* and stdout's buffer, allocated by the printf of the result */
+    assert_int_equal(json_u64(s.out, "allocations"), blocks + 1);
+    assert_int_equal(json_u64(s.out, "releases"), blocks);
+    assert_int_equal(json_u64(s.out, "leaked_blocks"), 1);
+    h_result_free(&s);
+    free(out);
+    h_cleanup();
+}
+
+/* Blocks go from picked to not and back through realloc (a copy each
+ * time the header comes or goes): contents follow, releases pair. */
+static void test_realloc_between_picked_and_unpicked_keeps_contents(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    h_result s;
+    char *out = run_layouts(dir, "mix", "4k", &s);
+    assert_string_equal(out, "ok\n");
+    /* Nothing left but stdout's buffer, if it was picked. */
+    assert_true(json_u64(s.out, "leaked_blocks") <= 1);
+    /* Blocks of 1 to 4096 bytes at 4k: about two in five picked. */
+    char *path = h_fmt("%s/mix.txt", dir);
+    h_result r = pp("", path);
+    free(path);
+    size_t picked = 0;
+    for (const char *l = r.out; (l = strstr(l, ") = 0x")); l++)
+        picked++;
+    assert_true(picked > 100000 && picked < 250000);
+    h_result_free(&r);
+    h_result_free(&s);
+    free(out);
+    h_cleanup();
+}
+
 /* Four threads, each its own countdown, one set of picked blocks: every
  * release finds its allocation, and the total is estimated as well. */
 static void test_threads_share_the_picked_blocks(void **state)
@@ -689,6 +760,8 @@ int main(void)
         cmocka_unit_test_teardown(test_header_says_the_interval_and_the_trace_is_small, h_teardown),
         cmocka_unit_test_teardown(test_sites_estimated_within_15_percent_of_full_mode, h_teardown),
         cmocka_unit_test_teardown(test_only_sampled_blocks_are_released, h_teardown),
+        cmocka_unit_test_teardown(test_picked_blocks_of_every_function_are_the_programs, h_teardown),
+        cmocka_unit_test_teardown(test_realloc_between_picked_and_unpicked_keeps_contents, h_teardown),
         cmocka_unit_test_teardown(test_threads_share_the_picked_blocks, h_teardown),
         cmocka_unit_test_teardown(test_fork_beside_threads, h_teardown),
         cmocka_unit_test_teardown(test_bad_sample_refused_before_the_program_runs, h_teardown),

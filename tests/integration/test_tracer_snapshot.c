@@ -278,6 +278,34 @@ static void test_snapshot_signal_writes_a_leak_check(void **state)
     assert_int_equal(finish(&p), 0);
 }
 
+/* A program that installs its own handler on the snapshot signal keeps
+ * it (memcached's SIGUSR1 is its graceful stop): the signal reaches the
+ * program, no snapshot is taken, and one line on stderr says why. */
+static void test_program_handler_on_the_snapshot_signal_is_named(void **state)
+{
+    (void)state;
+    const char *extra[] = { "--snapshot-signal", "USR1", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "handle %d", SIGUSR1), "ok");
+    assert_int_equal(kill(p.pid, SIGUSR1), 0);
+    char *answer = NULL;
+    for (int i = 0; i < 500; i++) {
+        answer = cmd(&p, "handled");
+        if (strcmp(answer, "ok 1") == 0)
+            break;
+        usleep(10000);
+    }
+    assert_string_equal(answer, "ok 1");
+    assert_int_equal(finish(&p), 0);
+    assert_null(snap_file(p.dir, 1));
+    char *err = h_read_file(p.err, NULL);
+    const char *why = "the program installs its own handler for SIGUSR1, the --snapshot-signal: "
+                      "it replaces the tracer's, and that signal no longer takes a snapshot\n";
+    h_has(err, h_fmt("alloctrace: %s", why));                  /* when it happens */
+    h_has(err, h_fmt("alloctrace: pid %d: %s", p.pid, why));   /* and after the run */
+    assert_int_equal(h_count_lines(err, "own handler"), 2);
+}
+
 /* ---- the control path --------------------------------------------------- */
 
 static void test_status_and_toggle(void **state)
@@ -417,6 +445,7 @@ int main(void)
         cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
+        cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_status_and_toggle),
         cmocka_unit_test(test_unknown_request_and_detach_of_a_launched_process_are_errors),
         cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),

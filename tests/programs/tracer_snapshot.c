@@ -7,10 +7,13 @@
  *   snap LABEL     alloctrace_snapshot(LABEL); answers "ok N"
  *   closeall       closes every descriptor from 3 up (closefrom), as daemons do
  *   fork           forks a child that prints "child PID" and waits to be killed
+ *   handle SIG     installs its own handler on signal number SIG (sigaction)
+ *   handled        answers "ok N", N the signals that handler has seen
  *   quit           returns from main
  * Allocations happen only in those two functions (and stdio's buffers), so
  * a snapshot's sites are known exactly.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,14 @@ __attribute__((noinline)) static void grow_cache(size_t n, size_t size)
     }
 }
 
+static volatile sig_atomic_t handled;
+
+static void on_own_signal(int sig)
+{
+    (void)sig;
+    handled++;
+}
+
 __attribute__((noinline)) static void leak_one(size_t size)
 {
     char *volatile p = malloc(size);
@@ -64,6 +75,12 @@ int main(void)
             printf("ok\n");
         } else if (sscanf(line, "snap %199s", label) == 1) {
             printf("ok %d\n", alloctrace_snapshot(label));
+        } else if (sscanf(line, "handle %zu", &n) == 1) {
+            struct sigaction sa = { .sa_handler = on_own_signal };
+            sigemptyset(&sa.sa_mask);
+            printf(sigaction((int)n, &sa, NULL) == 0 ? "ok\n" : "failed\n");
+        } else if (strncmp(line, "handled", 7) == 0) {
+            printf("ok %d\n", (int)handled);
         } else if (strncmp(line, "closeall", 8) == 0) {
             closefrom(3);
             printf("ok\n");
