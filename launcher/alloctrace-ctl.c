@@ -107,10 +107,11 @@ int main(int argc, char **argv)
     /* Connected: only the tracer's datagrams reach us. */
     if (connect(fd, (struct sockaddr *)&to, tolen) != 0) {
         if (errno == ECONNREFUSED || errno == ENOENT) {
-            char why[256];
+            char why[320];
             snprintf(why, sizeof why,
                      "not traced by alloctrace (no control socket @%s%ld: started without "
-                     "the tracer, or with ALLOCTRACE_CONTROL=0)", AT_CONTROL_NAME, pid);
+                     "the tracer, with ALLOCTRACE_CONTROL=0, or sampled on one thread "
+                     "without --snapshot-signal)", AT_CONTROL_NAME, pid);
             return fail(pid, why);
         }
         return fail(pid, strerror(errno));

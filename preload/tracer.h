@@ -517,6 +517,10 @@ extern __thread uint64_t at_sample_left AT_TLS AT_HIDDEN;
  * picked (a new countdown is drawn); 0 on a thread's first call whose
  * freshly drawn countdown outlasts it. */
 int at_sample_pick_slow(uint64_t n) AT_HIDDEN;
+/* fn is called on each thread's first allocation and on every pick, off
+ * the tracer's guard: control.c starts its thread there once the program
+ * has a second thread (handed down, so sample.c never calls up). */
+void at_sample_on_threads(void (*fn)(void)) AT_HIDDEN;
 /* Whether an allocation of n bytes goes untraced: with sampling on, the
  * only work of a call that is not picked (inlined into the hooks). */
 static inline __attribute__((always_inline)) int at_sample_skip(uint64_t n)

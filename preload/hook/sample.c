@@ -84,8 +84,18 @@ static void seed_thread(void)
     rng = s ? s : 1;
 }
 
+static void (*on_threads)(void);
+
+void at_sample_on_threads(void (*fn)(void))
+{
+    __atomic_store_n(&on_threads, fn, __ATOMIC_RELEASE);
+}
+
 int at_sample_pick_slow(uint64_t n)
 {
+    void (*fn)(void) = __atomic_load_n(&on_threads, __ATOMIC_ACQUIRE);
+    if (fn && !at_guard)
+        fn();
     if (__builtin_expect(!rng, 0)) {
         /* The thread's first call: its countdown starts now. */
         seed_thread();

@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -320,9 +321,51 @@ static void start(int install_signal)
         at_signal_catch(at_cfg.snapshot_signal, on_snapshot_signal);
 }
 
+/*
+ * Sampling on a program with one thread: the control thread waits until
+ * the program starts a thread of its own. A process with any second
+ * thread loses glibc's single-thread paths for good (malloc's arena lock,
+ * stdio's locks): one idle thread made perl 6% slower (docs/benchmarks.md),
+ * twice sampling's own cost. sample.c calls back on a thread's first
+ * allocation and on every pick; from there the thread starts once the
+ * process has a second thread anyway. A snapshot signal asks for the
+ * thread from the start (its handler wakes it).
+ */
+static atomic_int deferred;
+
+static int one_thread_sampled(void)
+{
+#ifdef AT_ATTACH_BUILD
+    return 0;   /* an attached tracer's detach needs the thread */
+#else
+    return at_cfg.sample && !at_cfg.snapshot_signal && __libc_single_threaded;
+#endif
+}
+
+static void start_deferred(void)
+{
+    if (!atomic_load_explicit(&deferred, memory_order_relaxed) || __libc_single_threaded ||
+        !atomic_exchange(&deferred, 0))
+        return;
+    int saved = at_guard;
+    at_guard = 1;
+    start(0);   /* the snapshot signal, if any, was never deferred */
+    at_guard = saved;
+}
+
+static void start_or_defer(int install_signal)
+{
+    if (at_cfg.control && at_state == AT_STATE_ACTIVE && one_thread_sampled()) {
+        atomic_store(&deferred, 1);
+        at_sample_on_threads(start_deferred);
+        return;
+    }
+    start(install_signal);
+}
+
 void at_control_start(void)
 {
-    start(1);
+    start_or_defer(1);
 }
 
 /*
@@ -360,5 +403,5 @@ void at_control_fork_child(void)
     /* The signal's handler stays installed: only the socket and the
      * thread are new. */
     if (at_state == AT_STATE_ACTIVE && at_cfg.control)
-        start(0);
+        start_or_defer(0);
 }

@@ -347,6 +347,12 @@ static void start_thread(void)
 
 void at_writer_start_thread(void)
 {
+    /* Sampling writes a record in a few hundred KiB of allocation: the
+     * program's thread writes a full buffer itself (and one a second
+     * old), and a program with one thread keeps glibc's single-thread
+     * paths (control.c). */
+    if (at_cfg.sample)
+        return;
     threads_allowed = 1;
     if (bufs[0] && !at_cfg.leaks_mode && atomic_load(&thread_state) == 0)
         atomic_store(&thread_state, 1);

@@ -306,6 +306,34 @@ static void test_program_handler_on_the_snapshot_signal_is_named(void **state)
     assert_int_equal(h_count_lines(err, "own handler"), 2);
 }
 
+/* Sampling on a program with one thread adds no thread of the tracer's:
+ * a second thread would cost the program glibc's single-thread paths
+ * (docs/tracer.md). Once the program starts a thread, the control
+ * thread comes, and a snapshot by pid works. */
+static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
+{
+    (void)state;
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 100 1000"), "ok");
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");
+    assert_string_equal(cmd(&p, "thread"), "ok");
+    assert_string_equal(cmd(&p, "grow 100 1000"), "ok");   /* picks: the thread starts */
+    char *tasks = NULL;
+    for (int i = 0; i < 200; i++) {
+        tasks = cmd(&p, "tasks");
+        if (strcmp(tasks, "ok 3") == 0)
+            break;
+        usleep(10000);
+    }
+    assert_string_equal(tasks, "ok 3");   /* main, the program's thread, the control thread */
+    h_result s = snapshot(&p, NULL);
+    assert_int_equal(s.status, 0);
+    h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
+    h_result_free(&s);
+    assert_int_equal(finish(&p), 0);
+}
+
 /* ---- the control path --------------------------------------------------- */
 
 static void test_status_and_toggle(void **state)
@@ -446,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
+        cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),
         cmocka_unit_test(test_status_and_toggle),
         cmocka_unit_test(test_unknown_request_and_detach_of_a_launched_process_are_errors),
         cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),

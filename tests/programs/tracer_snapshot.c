@@ -7,12 +7,16 @@
  *   snap LABEL     alloctrace_snapshot(LABEL); answers "ok N"
  *   closeall       closes every descriptor from 3 up (closefrom), as daemons do
  *   fork           forks a child that prints "child PID" and waits to be killed
+ *   thread         starts a thread that allocates a block and waits for ever
+ *   tasks          answers "ok N", N the process's threads (/proc/self/task)
  *   handle SIG     installs its own handler on signal number SIG (sigaction)
  *   handled        answers "ok N", N the signals that handler has seen
  *   quit           returns from main
  * Allocations happen only in those two functions (and stdio's buffers), so
  * a snapshot's sites are known exactly.
  */
+#include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +49,27 @@ __attribute__((noinline)) static void grow_cache(size_t n, size_t size)
 }
 
 static volatile sig_atomic_t handled;
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    void *volatile keep = malloc(64 << 10);
+    (void)keep;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int tasks(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
 
 static void on_own_signal(int sig)
 {
@@ -79,6 +104,11 @@ int main(void)
             struct sigaction sa = { .sa_handler = on_own_signal };
             sigemptyset(&sa.sa_mask);
             printf(sigaction((int)n, &sa, NULL) == 0 ? "ok\n" : "failed\n");
+        } else if (strncmp(line, "thread", 6) == 0) {
+            pthread_t t;
+            printf(pthread_create(&t, NULL, waiter, NULL) == 0 ? "ok\n" : "failed\n");
+        } else if (strncmp(line, "tasks", 5) == 0) {
+            printf("ok %d\n", tasks());
         } else if (strncmp(line, "handled", 7) == 0) {
             printf("ok %d\n", (int)handled);
         } else if (strncmp(line, "closeall", 8) == 0) {
