@@ -79,7 +79,7 @@ void at_header_clear(at_header *h)
 {
     char **fields[] = { &h->version, &h->arch,  &h->timestamp, &h->process,
                         &h->pid,     &h->depth, &h->origin,    &h->filter_other,
-                        &h->sample };
+                        &h->sample,  &h->snapshot };
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
         free(*fields[i]);
         *fields[i] = NULL;

@@ -96,13 +96,19 @@ static void put_stack(FILE *out, const at_an_site *s, at_trace *t)
     free(infos);
 }
 
-static void totals(FILE *out, const at_analysis *an)
+/* A snapshot's blocks were live at that moment: not leaks, and the
+ * leaks form it is written in has no releases or peak. `snapshot` is
+ * "N LABEL" (at_header), or NULL. */
+static void totals(FILE *out, const at_analysis *an, const char *snapshot)
 {
     const at_an_summary *s = &an->summary;
     char h[32];
     fprintf(out, "allocations:  %" PRIu64 " calls, %s (%" PRIu64 " bytes)\n", s->allocations,
             at_an_human(s->allocated_bytes, h, sizeof h), s->allocated_bytes);
-    if (s->leaks_only) {
+    if (snapshot) {
+        fputs("releases:     not in a snapshot (it holds the blocks live at that moment)\n", out);
+        fputs("peak heap:    not in a snapshot\n", out);
+    } else if (s->leaks_only) {
         fputs("releases:     not in this trace (it holds leaks only)\n", out);
         fputs("peak heap:    not in this trace (it holds leaks only)\n", out);
     } else {
@@ -126,8 +132,18 @@ static void totals(FILE *out, const at_analysis *an)
             fputc('\n', out);
         }
     }
-    fprintf(out, "leaked:       %s (%" PRIu64 " bytes) in %" PRIu64 " blocks\n",
-            at_an_human(s->leaked_bytes, h, sizeof h), s->leaked_bytes, s->leaked_blocks);
+    if (snapshot) {
+        size_t num = strspn(snapshot, "0123456789");
+        fprintf(out, "live:         %s (%" PRIu64 " bytes) in %" PRIu64 " blocks at snapshot %.*s",
+                at_an_human(s->leaked_bytes, h, sizeof h), s->leaked_bytes, s->leaked_blocks,
+                (int)num, snapshot);
+        if (snapshot[num] == ' ' && snapshot[num + 1])
+            fprintf(out, " (%s)", snapshot + num + 1);   /* its label */
+        fputc('\n', out);
+    } else {
+        fprintf(out, "leaked:       %s (%" PRIu64 " bytes) in %" PRIu64 " blocks\n",
+                at_an_human(s->leaked_bytes, h, sizeof h), s->leaked_bytes, s->leaked_blocks);
+    }
     if (s->cached_blocks)
         fprintf(out, "%-13s %s (%" PRIu64 " bytes) in %" PRIu64
                      " blocks, the runtime's own, not leaked\n",
@@ -151,14 +167,15 @@ static void totals(FILE *out, const at_analysis *an)
 }
 
 /* The series in at most SERIES_ROWS rows, each merging whole intervals. */
-static void series(FILE *out, const at_analysis *an)
+static void series(FILE *out, const at_analysis *an, bool snapshot)
 {
     const at_an_series *se = &an->series;
     fputs("\nmemory over time", out);
     if (se->n == 0) {
-        fputs(an->summary.leaks_only
-                  ? ": none, a leaks-only trace keeps no order in time\n"
-                  : ": none, the trace has no calls\n", out);
+        fputs(snapshot               ? ": none, a snapshot keeps no order in time\n"
+              : an->summary.leaks_only ? ": none, a leaks-only trace keeps no order in time\n"
+                                       : ": none, the trace has no calls\n",
+              out);
         return;
     }
     size_t per = (se->n + SERIES_ROWS - 1) / SERIES_ROWS;
@@ -309,8 +326,8 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
     if (an->summary.sample_interval)
         fprintf(out, "estimates:    every count and size below is %s\n",
                 at_sampling_note(an->summary.sample_interval));
-    totals(out, an);
-    series(out, an);
+    totals(out, an, hd->snapshot);
+    series(out, an, hd->snapshot != NULL);
     histogram(out, an);
     contexts(out, an);
     if (!an->summary.leaks_only) {
@@ -320,7 +337,7 @@ int at_an_write_report(FILE *out, const at_analysis *an, at_trace *t, unsigned t
         if (!an->summary.sample_interval)
             ranked(out, an, t, AT_AN_TEMPORARY, "temporary allocations", top);
     }
-    ranked(out, an, t, AT_AN_LEAKED, "leaked bytes", top);
+    ranked(out, an, t, AT_AN_LEAKED, hd->snapshot ? "live bytes" : "leaked bytes", top);
     if (an->summary.cached_blocks)
         ranked(out, an, t, AT_AN_CACHED, AT_RUNTIME_WORDS " (not leaks)", top);
     return ferror(out) ? -1 : 0;

@@ -895,6 +895,19 @@ static void block_line(reader *r, const char *line, size_t len)
         top_line(r, line, len);
 }
 
+/* A snapshot file (the leaks form with a "## snapshot: N LABEL" line,
+ * docs/TEXT_FORMAT.md) holds the blocks live at that moment, not leaks:
+ * the header keeps its name for the report's words. A full trace's marks
+ * are not the leaks form and name nothing. The line stays a comment. */
+static void take_snapshot_name(reader *r, const char *line, size_t len)
+{
+    static const char prefix[] = AT_SNAPSHOT_PREFIX;
+    size_t n = sizeof prefix - 1;
+    at_header *h = &r->t->header;
+    if ((h->filter & AT_F_LEAKS) && !h->snapshot && is_prefix(line, len, AT_SNAPSHOT_PREFIX))
+        at_header_set(&h->snapshot, line + n, len - n);
+}
+
 static void top_line(reader *r, const char *line, size_t len)
 {
     if (len == 0)
@@ -904,6 +917,7 @@ static void top_line(reader *r, const char *line, size_t len)
     case '#':
         if (take_kind(r, line, len) || take_chunk_end(r, line, len))
             return;
+        take_snapshot_name(r, line, len);
         if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
             emit_comment(r, line, len, r->lineno);
         return;

@@ -36,6 +36,7 @@
  *   holds: a release then is not looked up (one stale address at most).
  */
 #include <math.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -145,10 +146,17 @@ static atomic_flag lock = ATOMIC_FLAG_INIT;
 static uintptr_t *set;          /* 0: empty slot */
 static size_t set_cap, set_n;   /* set_cap a power of two, 0 before the first block */
 
+/* Held for a few instructions; but with more threads than cores the
+ * holder can lose its core with the lock held, and a waiter spinning on
+ * then spins out its whole time slice: after a short spin it yields. */
 static void lock_set(void)
 {
-    while (atomic_flag_test_and_set_explicit(&lock, memory_order_acquire))
-        __builtin_ia32_pause();
+    for (int spins = 0; atomic_flag_test_and_set_explicit(&lock, memory_order_acquire); spins++) {
+        if (spins < 64)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
 }
 
 static void unlock_set(void) { atomic_flag_clear_explicit(&lock, memory_order_release); }

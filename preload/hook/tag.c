@@ -37,6 +37,7 @@
  *   block and copies, as glibc's realloc does when it cannot grow in place.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,14 +67,16 @@ static void *mark(void *base, size_t h)
 }
 
 #ifndef AT_ATTACH_BUILD
+/* _dl_find_object, not dladdr: dladdr searches the object's symbols for
+ * the nearest one, 7 us a call, and this runs at every start. */
 static int in_libc(void *fn)
 {
-    Dl_info di;
+    struct dl_find_object fo;
     const char *name;
-    if (!fn || !dladdr(fn, &di) || !di.dli_fname)
+    if (!fn || _dl_find_object(fn, &fo) != 0 || !fo.dlfo_link_map || !fo.dlfo_link_map->l_name)
         return 0;
-    name = strrchr(di.dli_fname, '/');
-    name = name ? name + 1 : di.dli_fname;
+    name = strrchr(fo.dlfo_link_map->l_name, '/');
+    name = name ? name + 1 : fo.dlfo_link_map->l_name;
     return strncmp(name, "libc.so", 7) == 0;
 }
 #endif

@@ -94,6 +94,18 @@ static char *cmd(prog *p, const char *fmt, ...)
     return line;
 }
 
+/* The command's answer once it is `want` (asked again every 10 ms, for
+ * 5 s at most), or the last answer. */
+static char *cmd_until(prog *p, const char *command, const char *want)
+{
+    char *answer = cmd(p, "%s", command);
+    for (int i = 0; i < 500 && strcmp(answer, want) != 0; i++) {
+        usleep(10000);
+        answer = cmd(p, "%s", command);
+    }
+    return answer;
+}
+
 /* Ends the program; returns the launcher's exit status. */
 static int finish(prog *p)
 {
@@ -259,6 +271,34 @@ static void test_program_snapshot_in_full_mode_is_made_and_listed_at_exit(void *
     assert_int_equal(h_count_lines(s, "^[0-9]+\\. .*malloc\\(64\\) = "), 3);
 }
 
+/* A snapshot's report calls its blocks live at that moment, not leaked:
+ * they are what the running program held. */
+static void test_snapshot_report_says_live_not_leaked(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    char *snap = h_fmt("%s/trace.snap1.txt", p.dir);
+    const char *argv[] = { h_path("postproc/alloctrace-postproc"), "-r", "--format", "report",
+                           snap, NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    /* grow_cache's 3 blocks of 64 and its 1024-pointer table; stdio's buffer */
+    h_has(r.out, "releases:     not in a snapshot (it holds the blocks live at that moment)\n"
+                 "peak heap:    not in a snapshot\n"
+                 "live:         ");
+    h_has(r.out, " blocks at snapshot 1 (from-api)\n");
+    h_has(r.out, " sites by live bytes (of ");
+    h_has(r.out, "memory over time: none, a snapshot keeps no order in time\n");
+    h_lacks(r.out, "leaked:");
+    h_lacks(r.out, "by leaked bytes");
+    h_lacks(r.out, "leaks only");
+    h_lacks(r.out, "leaks-only");
+    h_result_free(&r);
+}
+
 static void test_snapshot_signal_writes_a_leak_check(void **state)
 {
     (void)state;
@@ -288,14 +328,7 @@ static void test_program_handler_on_the_snapshot_signal_is_named(void **state)
     prog p = start("full", "trace.txt", extra);
     assert_string_equal(cmd(&p, "handle %d", SIGUSR1), "ok");
     assert_int_equal(kill(p.pid, SIGUSR1), 0);
-    char *answer = NULL;
-    for (int i = 0; i < 500; i++) {
-        answer = cmd(&p, "handled");
-        if (strcmp(answer, "ok 1") == 0)
-            break;
-        usleep(10000);
-    }
-    assert_string_equal(answer, "ok 1");
+    assert_string_equal(cmd_until(&p, "handled", "ok 1"), "ok 1");
     assert_int_equal(finish(&p), 0);
     assert_null(snap_file(p.dir, 1));
     char *err = h_read_file(p.err, NULL);
@@ -319,14 +352,8 @@ static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
     assert_string_equal(cmd(&p, "tasks"), "ok 1");
     assert_string_equal(cmd(&p, "thread"), "ok");
     assert_string_equal(cmd(&p, "grow 100 1000"), "ok");   /* picks: the thread starts */
-    char *tasks = NULL;
-    for (int i = 0; i < 200; i++) {
-        tasks = cmd(&p, "tasks");
-        if (strcmp(tasks, "ok 3") == 0)
-            break;
-        usleep(10000);
-    }
-    assert_string_equal(tasks, "ok 3");   /* main, the program's thread, the control thread */
+    /* main, the program's thread, the control thread */
+    assert_string_equal(cmd_until(&p, "tasks", "ok 3"), "ok 3");
     h_result s = snapshot(&p, NULL);
     assert_int_equal(s.status, 0);
     h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
@@ -472,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_full_mode_diff_names_the_growing_site_and_its_bytes),
         cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
+        cmocka_unit_test(test_snapshot_report_says_live_not_leaked),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),

@@ -101,7 +101,7 @@ int main(void)
         } else if (sscanf(line, "snap %199s", label) == 1) {
             printf("ok %d\n", alloctrace_snapshot(label));
         } else if (sscanf(line, "handle %zu", &n) == 1) {
-            struct sigaction sa = { .sa_handler = on_own_signal };
+            struct sigaction sa = { .sa_handler = on_own_signal, .sa_flags = SA_RESTART };
             sigemptyset(&sa.sa_mask);
             printf(sigaction((int)n, &sa, NULL) == 0 ? "ok\n" : "failed\n");
         } else if (strncmp(line, "thread", 6) == 0) {
