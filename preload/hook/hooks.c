@@ -811,6 +811,14 @@ EXPORT void *realloc(void *p, size_t n)
     return traced_realloc(p, n);
 }
 
+/* glibc's old alias of free (a compat symbol: only binaries linked long
+ * ago call it), interposed so that their releases are seen too, and a
+ * picked block never reaches glibc with its header. */
+EXPORT void cfree(void *p)
+{
+    free(p);
+}
+
 /* Interposed for picked blocks' headers (tag.c): the program sees its
  * block's usable size, not glibc's chunk's. */
 EXPORT size_t malloc_usable_size(void *p)

@@ -25,6 +25,10 @@
 
 static unsigned blocks;
 
+/* glibc's old alias of free, as a binary linked long ago calls it. */
+__asm__(".symver cfree_old, cfree@GLIBC_2.2.5");
+extern void cfree_old(void *p);
+
 static void fail(const char *what, size_t n)
 {
     fprintf(stderr, "sample_layouts: %s (%zu)\n", what, n);
@@ -124,6 +128,7 @@ static void all(void)
     free(v);
     free(pv);
     free(NULL);
+    cfree_old(fill(malloc(64), 64, 'o'));
     printf("ok %u %s\n", blocks, tagged ? "tagged" : "untagged");
 }
 
