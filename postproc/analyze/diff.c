@@ -470,19 +470,16 @@ static void snap_put(at_stage *self, const at_record *rec)
 {
     snap_stage *s = (snap_stage *)self;
     snap_run *r = &s->d->run[s->which];
-    static const char prefix[] = AT_SNAPSHOT_PREFIX;
     switch (rec->kind) {
     case AT_REC_HEADER:
         r->leaks = (rec->u.header->filter & AT_F_LEAKS) != 0;
         break;
     case AT_REC_COMMENT:
-        if (rec->u.comment.len >= sizeof prefix - 1 &&
-            memcmp(rec->u.comment.text, prefix, sizeof prefix - 1) == 0) {
-            size_t n = rec->u.comment.len - (sizeof prefix - 1);
+        /* The reader keeps a snapshot file's name in the header (the
+         * trace is freed before the comparison is written: a copy). */
+        if (s->t->header.snapshot) {
             free(r->mark);
-            r->mark = at_xrealloc(NULL, n + 1);
-            memcpy(r->mark, rec->u.comment.text + sizeof prefix - 1, n);
-            r->mark[n] = '\0';
+            r->mark = at_xstrdup(s->t->header.snapshot);
         }
         break;
     case AT_REC_CALL:

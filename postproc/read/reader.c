@@ -897,14 +897,15 @@ static void block_line(reader *r, const char *line, size_t len)
 
 /* A snapshot file (the leaks form with a "## snapshot: N LABEL" line,
  * docs/TEXT_FORMAT.md) holds the blocks live at that moment, not leaks:
- * the header keeps its name for the report's words. A full trace's marks
- * are not the leaks form and name nothing. The line stays a comment. */
+ * the header keeps its name (the last such line's) for the report's
+ * words and --diff's, set before the line goes down as a comment. A full
+ * trace's marks are not the leaks form and name nothing. */
 static void take_snapshot_name(reader *r, const char *line, size_t len)
 {
     static const char prefix[] = AT_SNAPSHOT_PREFIX;
     size_t n = sizeof prefix - 1;
     at_header *h = &r->t->header;
-    if ((h->filter & AT_F_LEAKS) && !h->snapshot && is_prefix(line, len, AT_SNAPSHOT_PREFIX))
+    if ((h->filter & AT_F_LEAKS) && is_prefix(line, len, AT_SNAPSHOT_PREFIX))
         at_header_set(&h->snapshot, line + n, len - n);
 }
 
