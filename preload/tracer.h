@@ -592,7 +592,8 @@ void *at_tag_malloc(size_t n) AT_HIDDEN;
 void *at_tag_calloc(size_t n, size_t m) AT_HIDDEN;
 void *at_tag_aligned(void *(*fn)(size_t, size_t), size_t align, size_t n) AT_HIDDEN;
 int at_tag_posix_memalign(void **out, size_t align, size_t n) AT_HIDDEN;
-void *at_tag_page_aligned(size_t n) AT_HIDDEN;
+/* valloc's block, or pvalloc's (whole_pages: the size rounded up). */
+void *at_tag_page_aligned(size_t n, int whole_pages) AT_HIDDEN;
 /* A picked block back to glibc; its usable size as the program sees it. */
 void at_tag_free(void *p) AT_HIDDEN;
 size_t at_tag_usable(void *p) AT_HIDDEN;

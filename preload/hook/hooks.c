@@ -673,22 +673,11 @@ static __attribute__((noinline)) void *traced_valloc(size_t n)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.valloc(n);
-    void *p = tagging() ? at_tag_page_aligned(n) : at_real.valloc(n);
+    void *p = tagging() ? at_tag_page_aligned(n, 0) : at_real.valloc(n);
     if (p)
         record_alloc_keep_errno(AT_VALLOC, n, p, 0, depth);
     leave(saved);
     return p;
-}
-
-/* pvalloc rounds the size up to whole pages (zero to one page). */
-static void *pvalloc_tagged(size_t n)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    if (n > SIZE_MAX - page) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return at_tag_page_aligned(n ? (n + page - 1) & ~(page - 1) : page);
 }
 
 static __attribute__((noinline)) void *traced_pvalloc(size_t n)
@@ -698,7 +687,7 @@ static __attribute__((noinline)) void *traced_pvalloc(size_t n)
     int saved, depth;
     if (!enter(&saved, &depth))
         return at_real.pvalloc(n);
-    void *p = tagging() ? pvalloc_tagged(n) : at_real.pvalloc(n);
+    void *p = tagging() ? at_tag_page_aligned(n, 1) : at_real.pvalloc(n);
     if (p)
         record_alloc_keep_errno(AT_PVALLOC, n, p, 0, depth);
     leave(saved);

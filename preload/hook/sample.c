@@ -24,8 +24,8 @@
  *   load, whatever the number of live blocks (the bitmap is 8 KiB: see
  *   at_sample_bits). Over glibc's allocator the picked blocks carry a
  *   header instead, and free() reads the word below the block (tag.c);
- *   the bitmap then only spares the set's lock on the slow path. The set holds about live bytes / I addresses, so it
- *   stays small.
+ *   the bitmap then only spares the set's lock on the slow path. The
+ *   set holds about live bytes / I addresses, so it stays small.
  * - Randomness: xorshift64* per thread, seeded from
  *   ALLOCTRACE_SAMPLE_SEED (tests fix it) or the clock and the address of
  *   the thread's state, mixed with a count of threads. A forked child

@@ -152,9 +152,16 @@ int at_tag_posix_memalign(void **out, size_t align, size_t n)
     return rc;
 }
 
-void *at_tag_page_aligned(size_t n)
+void *at_tag_page_aligned(size_t n, int whole_pages)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (whole_pages) {   /* pvalloc: n rounded up to pages, zero to one */
+        if (n > SIZE_MAX - page) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        n = n ? (n + page - 1) & ~(page - 1) : page;
+    }
     return at_tag_aligned(at_real.memalign, page, n);
 }
 
