@@ -1064,6 +1064,24 @@ static void scan_root(struct scan *s, uintptr_t lo, uintptr_t hi)
         scan_root_gaps(s, lo, hi);
 }
 
+/* Block b's words, found as `from` says. A word pointing into b itself
+ * takes no lookup: it cannot change b's state, nor any other block's.
+ * b was pushed when its state rose above UNREACHED; a block reachable or
+ * glibc's gains nothing from any word, and one possibly lost nothing
+ * from its own words (found from a block possibly lost, they make no
+ * block more than possibly lost). perl's shared hash keys point into
+ * themselves (the HE's pointer to its HEK): half a million of perlhash's
+ * 3.5 million lookups. */
+static void scan_block(struct scan *s, const struct blk *b, enum from from)
+{
+    for (uintptr_t a = (b->start + WORD - 1) & ~(WORD - 1); a + WORD <= b->start + b->size;
+         a += WORD) {
+        uintptr_t w = word_at(a);
+        if (w - b->start >= b->size)
+            reach(s, w, from);
+    }
+}
+
 /* Blocks are popped last in, first out: a block pushed long before is
  * prefetched POP_AHEAD blocks before it is popped (if no more are pushed
  * meanwhile), besides when pushed. */
@@ -1083,12 +1101,9 @@ static void mark(struct scan *s)
             __builtin_prefetch((const void *)s->b[s->stack[s->top - POP_AHEAD]].start);
         if (!b->readable)
             continue;
-        enum from from = b->state == LIBC       ? FROM_LIBC
+        scan_block(s, b, b->state == LIBC       ? FROM_LIBC
                          : b->state == POSSIBLE ? FROM_POSSIBLE
-                                                : FROM_DEFINITE;
-        for (uintptr_t a = (b->start + WORD - 1) & ~(WORD - 1); a + WORD <= b->start + b->size;
-             a += WORD)
-            reach(s, word_at(a), from);
+                                                : FROM_DEFINITE);
     }
 }
 

@@ -163,6 +163,20 @@ static void each_kind_counted_as_memcheck_counts_it(void **state)
     free(prog);
 }
 
+/* Blocks pointing into themselves (the scan skips those words): one kept
+ * by a global still reachable, one a global points into possibly lost
+ * (its pointer to its own start makes it no more), one no root reaches
+ * definitely lost, and the block only it points to indirectly lost. */
+static void blocks_pointing_into_themselves_as_valgrind(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "self", NULL };
+    const unsigned long long want[4][2] = { { 72, 1 }, { 24, 1 }, { 80, 1 }, { 96, 1 } };
+    free(judged_as(args, 1, want));
+    free(prog);
+}
+
 /* valgrind: "76 (32 direct, 44 indirect) bytes in 1 blocks are definitely
  * lost"; a new[] array pointed to after its count and an object pointed
  * to at its second base are still reachable (memcheck's heuristics); the
@@ -496,6 +510,7 @@ int main(void)
 #define T(name) cmocka_unit_test_teardown(name, h_teardown)
     const struct CMUnitTest tests[] = {
         T(each_kind_counted_as_memcheck_counts_it),
+        T(blocks_pointing_into_themselves_as_valgrind),
         T(cxx_string_and_heuristics_as_valgrind),
         T(pointers_far_into_large_blocks_as_valgrind),
         T(a_hundred_shadow_leaves_as_valgrind),

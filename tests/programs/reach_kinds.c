@@ -16,7 +16,7 @@
  *              its buffer glibc's), the time zone
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
- *              the thread lost are not (and sized=N: see make_sized)
+ *              the thread lost are not (and sized=N, self: see make_sized, make_self)
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
 #include <locale.h>
@@ -200,6 +200,30 @@ static __attribute__((noinline)) void make_leaves(int n)
     }
 }
 
+/* self (added last): pointers into the block that holds them, which the
+ * scan need not look up (reach.c's scan_block). 96 bytes kept by a global
+ * point at their own start and 40 bytes in (still reachable); 80 bytes a
+ * global points 8 bytes into, which point at their own start (possibly
+ * lost: a block possibly lost makes nothing reachable, itself neither);
+ * a lost 72 bytes pointing at their own start and 16 bytes in, and at
+ * 24 bytes nothing else points to (definite, and indirect). */
+static void **self_keep;
+static char *self_inside;
+
+static __attribute__((noinline)) void make_self(void)
+{
+    self_keep = calloc(12, sizeof *self_keep);
+    self_keep[0] = self_keep;
+    self_keep[1] = (char *)self_keep + 40;
+    void **possible = calloc(10, sizeof *possible);
+    possible[3] = possible;
+    self_inside = (char *)possible + 8;
+    void **lost = calloc(9, sizeof *lost);
+    lost[0] = lost;
+    lost[4] = (char *)lost + 16;
+    lost[8] = calloc(3, sizeof *lost);
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -232,6 +256,8 @@ int main(int argc, char **argv)
             make_leaves(atoi(argv[i] + 7));
         else if (strcmp(argv[i], "far") == 0)
             make_far();
+        else if (strcmp(argv[i], "self") == 0)
+            make_self();
         else if (strcmp(argv[i], "joined") == 0)
             make_joined();
         else if (strcmp(argv[i], "exitthread") == 0) {
