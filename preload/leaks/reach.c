@@ -141,22 +141,26 @@ struct range {
  *   0                  no byte of any block: the word is no block's;
  *   block + 1          no block starts here: only that one, which started
  *                      before, covers (part of) the region;
- *   IN_GRAINS | t      blocks start here: grain table t, an entry per 256
- *                      bytes, holds the last block (+ 1) starting before
- *                      that grain's end.
+ *   IN_GRAINS | t      blocks start here: grain table t, an entry per
+ *                      grain (32 to 256 bytes), holds the last block (+ 1)
+ *                      starting before that grain's end.
  * A word's block is then the grain's entry, stepped back past the blocks
  * that start after the word in the same grain (glibc's chunks are 32
- * bytes or more: at most 8), and checked against its end. Memory: 64 KiB
- * a chunk and 1 KiB a region where blocks start, a few bytes a block on a
- * heap of small ones. With blocks in more than MAX_CHUNKS chunks, or no
+ * bytes or more: at most grain / 32), and checked against its end. Each
+ * step back reads another block, a cache miss on a large heap: so the
+ * grains are as small as 16 bytes a block pays for (see grain_shift), 32
+ * bytes on a heap of small blocks (perl's: one step, no walk; 256-byte
+ * grains made the marking a third slower). Memory: 64 KiB a chunk and 1
+ * to 8 KiB a region where blocks start, at most 16 bytes a block beyond
+ * 1 KiB a region. With blocks in more than MAX_CHUNKS chunks, or no
  * memory, there is no table: every word between the lowest and the
  * highest block takes the binary search.
  */
 #define REGION_SHIFT 16
 #define CHUNK_SHIFT 30
-#define GRAIN_SHIFT 8
+#define GRAIN_MIN 5    /* 32 bytes, glibc's smallest chunk */
+#define GRAIN_MAX 8
 #define CHUNK_REGIONS (1ul << (CHUNK_SHIFT - REGION_SHIFT))
-#define REGION_GRAINS (1ul << (REGION_SHIFT - GRAIN_SHIFT))
 #define IN_GRAINS (1u << 31)
 #define MAX_CHUNKS 512   /* 32 MiB of region entries; more: no table */
 
@@ -180,7 +184,8 @@ struct scan {
     size_t n, blen;        /* blen: the mapping of b */
     uintptr_t min, max;
     struct chunk *chunks;  /* NULL: no table, binary search */
-    uint32_t *grains;      /* the grain tables, REGION_GRAINS entries each */
+    uint32_t *grains;      /* the grain tables, region_grains(s) entries each */
+    int gshift;            /* log2 of the grain's bytes */
     int cshift;            /* 64 - log2 of the chunk table's size */
     void *index;           /* the chunks, regions and grains, one mapping */
     size_t index_len;
@@ -791,6 +796,18 @@ static inline uint32_t may_be_block(const struct scan *s, uintptr_t p)
     return p >= s->min && p < s->max ? region_of(s, p) : 0;
 }
 
+static inline size_t region_grains(const struct scan *s)
+{
+    return (size_t)1 << (REGION_SHIFT - s->gshift);
+}
+
+/* p's grain in the grain tables, from its region entry r (IN_GRAINS). */
+static inline size_t grain_index(const struct scan *s, uintptr_t p, uint32_t r)
+{
+    return ((size_t)(r & ~IN_GRAINS) << (REGION_SHIFT - s->gshift)) +
+           ((p & ((1ul << REGION_SHIFT) - 1)) >> s->gshift);
+}
+
 /* The last block (+ 1) that starts before the end of p's grain, from p's
  * region entry r (nonzero; the table built): one read of the table, none
  * of the blocks. */
@@ -798,8 +815,7 @@ static inline size_t grain_entry(const struct scan *s, uintptr_t p, uint32_t r)
 {
     if (!(r & IN_GRAINS))
         return r;
-    return s->grains[(size_t)(r & ~IN_GRAINS) * REGION_GRAINS +
-                     ((p >> GRAIN_SHIFT) & (REGION_GRAINS - 1))];
+    return s->grains[grain_index(s, p, r)];
 }
 
 /* The block p points into, from its grain entry g, or -1: the blocks
@@ -980,8 +996,7 @@ static __attribute__((noinline)) void defer(struct scan *s, uintptr_t p, uint32_
     *e = (struct pending){ .p = p, .from = (uint8_t)from };
     if (r & IN_GRAINS) {
         e->r = r;
-        __builtin_prefetch(&s->grains[(size_t)(r & ~IN_GRAINS) * REGION_GRAINS +
-                                      ((p >> GRAIN_SHIFT) & (REGION_GRAINS - 1))]);
+        __builtin_prefetch(&s->grains[grain_index(s, p, r)]);
     } else {
         e->g = r;
         __builtin_prefetch(&s->b[r - 1]);
@@ -1185,18 +1200,19 @@ static void fill_index(struct scan *s, uint32_t *next_regions)
     uint32_t *grains = NULL, last = 0, ntables = 0;
     uintptr_t grains_region = 0;
     size_t filled = 0;   /* grains of the current table set so far */
+    const size_t grains_n = region_grains(s);
     for (size_t i = 0; i < s->n; i++) {
         const struct blk *b = &s->b[i];
         uintptr_t r = b->start >> REGION_SHIFT, r_end = (blk_end(b) - 1) >> REGION_SHIFT;
         if (!grains || r != grains_region) {
-            for (; grains && filled < REGION_GRAINS; filled++)
+            for (; grains && filled < grains_n; filled++)
                 grains[filled] = last;
             *region_entry(s, r, &next_regions) = IN_GRAINS | ntables;
-            grains = s->grains + (size_t)ntables++ * REGION_GRAINS;
+            grains = s->grains + (size_t)ntables++ * grains_n;
             grains_region = r;
             filled = 0;
         }
-        size_t g = (b->start >> GRAIN_SHIFT) & (REGION_GRAINS - 1);
+        size_t g = (b->start >> s->gshift) & (grains_n - 1);
         for (; filled < g; filled++)
             grains[filled] = last;
         grains[g] = last = (uint32_t)i + 1;
@@ -1207,8 +1223,20 @@ static void fill_index(struct scan *s, uint32_t *next_regions)
                 *e = (uint32_t)i + 1;
         }
     }
-    for (; grains && filled < REGION_GRAINS; filled++)
+    for (; grains && filled < grains_n; filled++)
         grains[filled] = last;
+}
+
+/* The smallest grain whose tables take at most 16 bytes a block, or
+ * GRAIN_MAX's 1 KiB a region: a heap of small blocks gets 32-byte grains
+ * (perl's million blocks, 10 bytes a block), blocks scattered one or two
+ * to a region the largest. */
+static int grain_shift(size_t ntables, size_t n)
+{
+    int g = GRAIN_MIN;
+    while (g < GRAIN_MAX && ntables * ((size_t)1 << (REGION_SHIFT - g)) * sizeof(uint32_t) > 16 * n)
+        g++;
+    return g;
 }
 
 /* Builds the table (see struct chunk), in scratch memory the roots leave
@@ -1222,8 +1250,9 @@ static void build_index(struct scan *s)
     while (slots < 2 * nchunks)
         slots *= 2;
     size_t ntables = count_start_regions(s);
+    s->gshift = grain_shift(ntables, s->n);
     size_t len = slots * sizeof(struct chunk) + nchunks * CHUNK_REGIONS * sizeof(uint32_t) +
-                 ntables * REGION_GRAINS * sizeof(uint32_t);
+                 ntables * region_grains(s) * sizeof(uint32_t);
     char *m = scratch(len);
     if (!m)
         return;

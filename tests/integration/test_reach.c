@@ -177,6 +177,19 @@ static void blocks_pointing_into_themselves_as_valgrind(void **state)
     free(prog);
 }
 
+/* 20,000 small blocks side by side, found through the scan's smallest
+ * grains (one block starts in each): 5,000 of each kind, as valgrind. */
+static void dense_small_blocks_as_valgrind(void **state)
+{
+    (void)state;
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "dense=20000", NULL };
+    const unsigned long long want[4][2] = { { 5000 * 48, 5000 }, { 5000 * 64, 5000 },
+                                            { 5000 * 32, 5000 }, { 5000 * 16, 5000 } };
+    free(judged_as(args, 1, want));
+    free(prog);
+}
+
 /* valgrind: "76 (32 direct, 44 indirect) bytes in 1 blocks are definitely
  * lost"; a new[] array pointed to after its count and an object pointed
  * to at its second base are still reachable (memcheck's heuristics); the
@@ -511,6 +524,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         T(each_kind_counted_as_memcheck_counts_it),
         T(blocks_pointing_into_themselves_as_valgrind),
+        T(dense_small_blocks_as_valgrind),
         T(cxx_string_and_heuristics_as_valgrind),
         T(pointers_far_into_large_blocks_as_valgrind),
         T(a_hundred_shadow_leaves_as_valgrind),

@@ -16,7 +16,7 @@
  *              its buffer glibc's), the time zone
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
- *              the thread lost are not (and sized=N, self: see make_sized, make_self)
+ *              the thread lost are not (sized=N, self, dense=N: see make_*)
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
 #include <locale.h>
@@ -224,6 +224,29 @@ static __attribute__((noinline)) void make_self(void)
     lost[8] = calloc(3, sizeof *lost);
 }
 
+/* dense=N (added last; N <= 40000, a multiple of 4): small blocks side by
+ * side, so that the scan's grains are its smallest (reach.c's
+ * grain_shift), in fours: 16 bytes a global array points at (still
+ * reachable, each pointing back at the one before), 32 bytes it points
+ * 4 bytes into (possibly lost), and a lost pair of 48 and 64 bytes
+ * pointing at each other (definite, indirect). */
+static void *dense[40000];
+
+static __attribute__((noinline)) void make_dense(int n)
+{
+    void **before = NULL;
+    for (int i = 0; i + 3 < n && i + 3 < 40000; i += 4) {
+        void **kept = calloc(2, 8);
+        kept[0] = before;
+        before = kept;
+        dense[i] = kept;
+        dense[i + 1] = (char *)calloc(4, 8) + 4;
+        void **lost = calloc(6, 8), **pair = calloc(8, 8);
+        lost[0] = pair;
+        pair[0] = lost;
+    }
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -256,6 +279,8 @@ int main(int argc, char **argv)
             make_leaves(atoi(argv[i] + 7));
         else if (strcmp(argv[i], "far") == 0)
             make_far();
+        else if (strncmp(argv[i], "dense=", 6) == 0)
+            make_dense(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "self") == 0)
             make_self();
         else if (strcmp(argv[i], "joined") == 0)
