@@ -35,7 +35,7 @@
  *    A word is looked up by address (see struct chunk): its 64 KiB region
  *    says whether it holds a block at all (most words of a large root stop
  *    there) and, where blocks start, which one starts last before the
- *    word's 256-byte grain: a constant number of reads per word, however
+ *    word's grain (32-256 bytes): a constant number of reads per word, however
  *    many blocks are live.
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
@@ -149,10 +149,10 @@ struct range {
  * bytes or more: at most grain / 32), and checked against its end. Each
  * step back reads another block, a cache miss on a large heap: so the
  * grains are as small as 16 bytes a block pays for (see grain_shift), 32
- * bytes on a heap of small blocks (perl's: one step, no walk; 256-byte
- * grains made the marking a third slower). Memory: 64 KiB a chunk and 1
- * to 8 KiB a region where blocks start, at most 16 bytes a block beyond
- * 1 KiB a region. With blocks in more than MAX_CHUNKS chunks, or no
+ * bytes on a heap of small blocks (perl's: one block read, no step back;
+ * 256-byte grains made the marking a third slower). Memory: 64 KiB a
+ * chunk and 1 to 8 KiB a region where blocks start: the larger of 16
+ * bytes a block and 1 KiB a region. With blocks in more than MAX_CHUNKS chunks, or no
  * memory, there is no table: every word between the lowest and the
  * highest block takes the binary search.
  */
