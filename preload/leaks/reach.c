@@ -35,8 +35,8 @@
  *    A word is looked up by address (see struct chunk): its 64 KiB region
  *    says whether it holds a block at all (most words of a large root stop
  *    there) and, where blocks start, which one starts last before the
- *    word's grain (32-256 bytes): a constant number of reads per word, however
- *    many blocks are live.
+ *    word's grain (32-256 bytes): a constant number of reads per word,
+ *    however many blocks are live.
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
@@ -152,9 +152,9 @@ struct range {
  * bytes on a heap of small blocks (perl's: one block read, no step back;
  * 256-byte grains made the marking a third slower). Memory: 64 KiB a
  * chunk and 1 to 8 KiB a region where blocks start: the larger of 16
- * bytes a block and 1 KiB a region. With blocks in more than MAX_CHUNKS chunks, or no
- * memory, there is no table: every word between the lowest and the
- * highest block takes the binary search.
+ * bytes a block and 1 KiB a region. With blocks in more than MAX_CHUNKS
+ * chunks, or no memory, there is no table: every word between the
+ * lowest and the highest block takes the binary search.
  */
 #define REGION_SHIFT 16
 #define CHUNK_SHIFT 30
@@ -1116,9 +1116,10 @@ static void mark(struct scan *s)
             __builtin_prefetch((const void *)s->b[s->stack[s->top - POP_AHEAD]].start);
         if (!b->readable)
             continue;
-        scan_block(s, b, b->state == LIBC       ? FROM_LIBC
-                         : b->state == POSSIBLE ? FROM_POSSIBLE
-                                                : FROM_DEFINITE);
+        scan_block(s, b,
+                   b->state == LIBC       ? FROM_LIBC
+                   : b->state == POSSIBLE ? FROM_POSSIBLE
+                                          : FROM_DEFINITE);
     }
 }
 
