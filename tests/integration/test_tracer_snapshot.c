@@ -361,6 +361,70 @@ static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
     assert_int_equal(finish(&p), 0);
 }
 
+/* Sampling on one thread keeps its control socket, not the thread: the
+ * first snapshot by pid has gdb start the thread (a moment's stop, as an
+ * attach), and the snapshot holds what the trace holds. */
+static void test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_thread(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 100 1000"), "ok");
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");
+    h_result s1 = snapshot(&p, NULL);
+    assert_int_equal(s1.status, 0);
+    h_has(s1.err, h_fmt("alloctrace: process %d: sampled on one thread: starting its control "
+                        "thread with gdb (from now on the program runs with it)\n", p.pid));
+    h_has(s1.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
+    assert_string_equal(cmd(&p, "tasks"), "ok 2");
+    h_result s2 = snapshot(&p, NULL);   /* the thread is there: no gdb */
+    assert_int_equal(s2.status, 0);
+    h_lacks(s2.err, "gdb");
+    assert_int_equal(finish(&p), 0);
+    /* grow_cache's picked blocks of 1000 live to the end: the snapshot
+     * holds every one the trace holds, and they are some of the 100. */
+    char *snap = h_read_file(snap_file(p.dir, 1), NULL);
+    char *trace = h_read_file(p.trace, NULL);
+    int picked = h_count_lines(trace, "malloc\\(1000\\) = ");
+    assert_true(picked > 0 && picked < 100);
+    assert_int_equal(h_count_lines(snap, "malloc\\(1000\\) = "), picked);
+    h_result_free(&s1);
+    h_result_free(&s2);
+}
+
+/* The thread stopped by gdb is mostly inside malloc or free here: it is
+ * run out of the tracer's hooks before the control thread is created
+ * (which allocates), so the program goes on unharmed. */
+static void test_snapshot_by_pid_of_a_sampled_program_busy_allocating(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    fputs("churn 3000\n", p.in);
+    fflush(p.in);
+    usleep(300000);
+    h_result s = snapshot(&p, NULL);
+    assert_int_equal(s.status, 0);
+    h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
+    char line[64];
+    assert_non_null(fgets(line, sizeof line, p.out));   /* churn's answer */
+    assert_string_equal(line, "ok\n");
+    assert_string_equal(cmd(&p, "tasks"), "ok 2");
+    assert_int_equal(finish(&p), 0);
+    const char *argv[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", p.trace,
+                           NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, "\"unknown_releases\": 0, \"lost_releases\": 0");
+    h_result_free(&s);
+    h_result_free(&r);
+}
+
 /* ---- the control path --------------------------------------------------- */
 
 static void test_status_and_toggle(void **state)
@@ -503,6 +567,8 @@ int main(void)
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),
+        cmocka_unit_test(test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_thread),
+        cmocka_unit_test(test_snapshot_by_pid_of_a_sampled_program_busy_allocating),
         cmocka_unit_test(test_status_and_toggle),
         cmocka_unit_test(test_unknown_request_and_detach_of_a_launched_process_are_errors),
         cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),
