@@ -537,6 +537,26 @@ static void test_forked_child_answers_on_its_own_socket(void **state)
     finish(&p);
 }
 
+/* At the end of the run the launcher lists a child's snapshot under the
+ * child's pid, not the program's. */
+static void test_forked_childs_snapshot_is_listed_under_its_pid(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    int child = 0;
+    assert_int_equal(sscanf(cmd(&p, "fork"), "child %d", &child), 1);
+    prog c = { .pid = child, .dir = p.dir };
+    h_result s = snapshot(&c, NULL);
+    assert_int_equal(s.status, 0);
+    kill(child, SIGKILL);
+    finish(&p);
+    char *err = h_read_file(p.err, NULL);
+    h_has(err, h_fmt("alloctrace: snapshot 1 of process %d: %s/trace.txt.%d.snap1.txt\n", child,
+                     p.dir, child));
+    h_lacks(err, h_fmt("snapshot 1 of process %d", p.pid));
+    h_result_free(&s);
+}
+
 static void test_another_users_request_is_refused(void **state)
 {
     (void)state;
@@ -576,6 +596,7 @@ int main(void)
         cmocka_unit_test(test_control_off_leaves_no_socket),
         cmocka_unit_test(test_control_socket_survives_the_program_closing_every_descriptor),
         cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
+        cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
         cmocka_unit_test(test_another_users_request_is_refused),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
