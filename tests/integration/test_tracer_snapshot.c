@@ -299,6 +299,39 @@ static void test_snapshot_report_says_live_not_leaked(void **state)
     h_result_free(&r);
 }
 
+/* The stats and the HTML page of a snapshot say so too. */
+static void test_snapshot_stats_and_page_say_live_at_the_snapshot(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    char *snap = h_fmt("%s/trace.snap1.txt", p.dir), *page = h_fmt("%s/snap.html", p.dir);
+    const char *stats[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", snap, NULL };
+    h_result r = h_run(stats, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, h_fmt("\"pid\": \"%d\", \"snapshot\": \"1 from-api\", ", p.pid));
+    const char *whole[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", p.trace, NULL };
+    h_result w = h_run(whole, NULL, NULL);
+    h_has(w.out, "\"snapshot\": null, ");
+    const char *html[] = { h_path("postproc/alloctrace-postproc"), "-r", "--format", "html", "-o",
+                           page, snap, NULL };
+    h_result h = h_run(html, NULL, NULL);
+    assert_int_equal(h.status, 0);
+    h_has(h_read_file(page, NULL), "\"snapshot\":\"1 from-api\",");
+    if (h_have_chromium()) {
+        char *dom = h_chromium_dom(p.dir, page, NULL);
+        h_has(dom, "<dt>Live at snapshot 1 (from-api)</dt>");
+        h_has(dom, "<p class=\"note\">This snapshot holds the blocks live at that moment: ");
+        h_has(dom, "id=\"no-series\">No time series: a snapshot keeps no order in time.</p>");
+        h_lacks(dom, "<dt>Leaked</dt>");
+    }
+    h_result_free(&r);
+    h_result_free(&w);
+    h_result_free(&h);
+}
+
 static void test_snapshot_signal_writes_a_leak_check(void **state)
 {
     (void)state;
@@ -584,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
         cmocka_unit_test(test_snapshot_report_says_live_not_leaked),
+        cmocka_unit_test(test_snapshot_stats_and_page_say_live_at_the_snapshot),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),
