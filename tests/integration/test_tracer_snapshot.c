@@ -609,6 +609,31 @@ static void test_another_users_request_is_refused(void **state)
     assert_null(snap_file(p.dir, 1));
 }
 
+/* Starting a sampled program's control thread takes ptrace: another user
+ * is told why not, and what to do instead, in one line. */
+static void test_another_user_cannot_start_a_sampled_programs_thread(void **state)
+{
+    (void)state;
+    if (!h_have("gdb") || !h_nobody_runs_the_tree())
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    char num[16];
+    snprintf(num, sizeof num, "%d", p.pid);
+    const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           h_path("scripts/alloctrace"), "--snapshot", num, NULL };
+    h_result r = h_run(argv, NULL, "/");
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d (sampled on one thread, its control "
+                                     "thread not started; gdb starts it): another user's process "
+                                     "(uid 0): attach as that user or as root; or run the program "
+                                     "with --snapshot-signal SIG\n", p.pid));
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");   /* nothing started */
+    assert_int_equal(finish(&p), 0);
+    h_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -632,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
         cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
         cmocka_unit_test(test_another_users_request_is_refused),
+        cmocka_unit_test(test_another_user_cannot_start_a_sampled_programs_thread),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     h_cleanup();
