@@ -634,6 +634,33 @@ static void test_another_user_cannot_start_a_sampled_programs_thread(void **stat
     h_result_free(&r);
 }
 
+/* gdb would have to run a stopped program to start its thread: the
+ * launcher says so and leaves it stopped. */
+static void test_stopped_sampled_program_is_left_stopped(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    assert_int_equal(kill(p.pid, SIGSTOP), 0);
+    char *status = h_fmt("/proc/%d/status", p.pid);
+    for (int i = 0; i < 500 && !strstr(h_read_file(status, NULL), "State:\tT"); i++)
+        usleep(10000);
+    h_result r = snapshot(&p, NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d (sampled on one thread, its control "
+                                     "thread not started; gdb starts it): stopped (by a signal): "
+                                     "continue it first (kill -CONT %d); gdb would have to run it\n",
+                                     p.pid, p.pid));
+    h_has(h_read_file(status, NULL), "State:\tT");
+    assert_int_equal(kill(p.pid, SIGCONT), 0);
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    h_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -658,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
         cmocka_unit_test(test_another_users_request_is_refused),
         cmocka_unit_test(test_another_user_cannot_start_a_sampled_programs_thread),
+        cmocka_unit_test(test_stopped_sampled_program_is_left_stopped),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     h_cleanup();
