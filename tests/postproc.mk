@@ -1,6 +1,6 @@
 # Tests of the post-processor's core (reader, writer, leaks, compress,
 # selection) and its fuzz target.
-UNIT_TESTS += tests/unit/test_reader.c tests/unit/test_reader_input.c tests/unit/test_reorder.c
+UNIT_TESTS += tests/unit/test_reader.c tests/unit/test_reader_input.c tests/unit/test_reader_scan.c tests/unit/test_reorder.c
 UNIT_TESTS += tests/unit/test_writer.c
 UNIT_TESTS += tests/unit/test_leaks.c
 UNIT_TESTS += tests/unit/test_tree.c

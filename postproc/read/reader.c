@@ -118,6 +118,7 @@ typedef struct reader {
     const at_lexed_call *pre; /* the line being read, lexed ahead (scan.c), or NULL */
     at_scan *scan;            /* lines lexed ahead, or NULL */
     uint64_t base;            /* the stream offset of the read buffer's first byte */
+    uint64_t hints_used;      /* line starts read from hints */
 
     pend_call *calls;
     size_t ncalls, ccalls;
@@ -958,6 +959,7 @@ static const char *fast_frames(reader *r, const char *p, const char *end, const 
         /* found and hashed on the decompression thread (scan.c) */
         next = p + hint->next;
         len = hint->len;
+        r->hints_used++;
         stop = p + len - 1;
         h = hint->index;
     } else {
@@ -1029,6 +1031,7 @@ static size_t feed(reader *r, const char *buf, size_t len)
             at_lexed_call c;
             at_scan_call(hint, &c);
             r->pre = &c;
+            r->hints_used++;
             one_line(r, p, hint->len);
             r->pre = NULL;
             p += hint->len + 1;
@@ -1224,6 +1227,8 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
     int rc = read_input(&r, in, READ_BLOCK, opts);
     at_input_free(in);
     at_scan_free(r.scan);
+    if (opts && opts->hints_used)
+        *opts->hints_used = r.hints_used;
     reader_done(&r);
     return rc;
 }

@@ -124,7 +124,7 @@ static void follow(at_scan *s, const char *data, size_t len)
 static void scan(void *arg, const char *data, size_t len, uint64_t off, bool busy)
 {
     at_scan *s = arg;
-    if (!busy) {
+    if (s->mode == 2 || (!busy && s->mode == 0)) {
         follow(s, data, len);
         return;
     }
@@ -168,6 +168,8 @@ at_scan *at_scan_new(void)
 {
     at_scan *s = at_xcalloc(1, sizeof *s);
     s->ring = at_xmalloc(AT_SCAN_RING * sizeof *s->ring);
+    const char *m = getenv("ALLOCTRACE_PP_SCAN");
+    s->mode = m && strcmp(m, "always") == 0 ? 1 : m && strcmp(m, "never") == 0 ? 2 : 0;
     return s;
 }
 

@@ -43,6 +43,7 @@ typedef struct at_scan {
     at_hint *ring;            /* AT_SCAN_RING hints */
     _Atomic uint64_t written; /* hints published (release, per buffer) */
     _Atomic uint64_t passed;  /* hints the reader is done with */
+    int mode;      /* 0: while the reader is behind, 1: always, 2: never */
     /* the thread's */
     bool mid_line; /* the last buffer ended inside a line */
     bool prev_tab; /* the last whole line began with a TAB */
@@ -51,6 +52,8 @@ typedef struct at_scan {
     uint64_t next, known; /* the next hint to look at; hints known written */
 } at_scan;
 
+/* ALLOCTRACE_PP_SCAN=always or never overrides when hints are made (for
+ * the tests and benchmarks); by default, while the reader is behind. */
 at_scan *at_scan_new(void);
 void at_scan_free(at_scan *s);
 
