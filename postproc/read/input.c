@@ -33,6 +33,10 @@
  *   bytes are copied once more, into the reader's buffer (a few ms on
  *   100 MB). If the thread cannot be started the input is decompressed on
  *   the reader's thread, as without at_input_ahead.
+ * - A hook (at_input_scan_ahead) runs on the thread on each buffer before
+ *   it is handed on, told whether the reader is behind (half the ring or
+ *   more filled): the reader's lexing done ahead there (scan.c). Input
+ *   knows nothing of lines; the hook's results go their own way.
  */
 #include "input.h"
 #include "xalloc.h"
