@@ -6,7 +6,7 @@ UNIT_TESTS += tests/unit/test_leaks.c
 UNIT_TESTS += tests/unit/test_tree.c
 UNIT_TESTS += tests/unit/test_compress.c
 UNIT_TESTS += tests/unit/test_select.c
-FUZZ_TARGETS += tests/fuzz/fuzz_reader.c
+FUZZ_TARGETS += tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_scan.c
 
 # The end-to-end tests trace programs of known allocation sites (-O0, no
 # builtins, so each site keeps its own call and return address).

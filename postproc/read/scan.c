@@ -121,9 +121,8 @@ static void follow(at_scan *s, const char *data, size_t len)
 
 /* On the decompression thread: the hints of one buffer, published
  * before the buffer is handed on; none when the reader is not behind. */
-static void scan(void *arg, const char *data, size_t len, uint64_t off, bool busy)
+void at_scan_buffer(at_scan *s, const char *data, size_t len, uint64_t off, bool busy)
 {
-    at_scan *s = arg;
     if (s->mode == 2 || (!busy && s->mode == 0)) {
         follow(s, data, len);
         return;
@@ -179,6 +178,11 @@ void at_scan_free(at_scan *s)
         return;
     free(s->ring);
     free(s);
+}
+
+static void scan(void *arg, const char *data, size_t len, uint64_t off, bool busy)
+{
+    at_scan_buffer(arg, data, len, off, busy);
 }
 
 void at_scan_attach(at_scan *s, at_input *in)

@@ -60,6 +60,11 @@ void at_scan_free(at_scan *s);
 /* Has the decompression thread of `in` (if it gets one) lex its buffers. */
 void at_scan_attach(at_scan *s, at_input *in);
 
+/* What the thread does with each buffer (at_scan_attach hooks it there;
+ * the fuzz target calls it directly): the stream's bytes in order, off
+ * the offset of data[0]; busy: make hints (else only follow the lines). */
+void at_scan_buffer(at_scan *s, const char *data, size_t len, uint64_t off, bool busy);
+
 /* The hint for the line starting at stream offset off, or NULL. Offsets
  * asked must not decrease: hints before off are passed for good. */
 static inline const at_hint *at_scan_at(at_scan *s, uint64_t off)
