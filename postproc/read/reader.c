@@ -119,6 +119,8 @@ typedef struct reader {
     at_scan *scan;            /* lines lexed ahead, or NULL */
     uint64_t base;            /* the stream offset of the read buffer's first byte */
     uint64_t hints_used;      /* line starts read from hints */
+    const at_stack **list_stack; /* by the scanner's list number; NULL: not known */
+    size_t nlist;
 
     pend_call *calls;
     size_t ncalls, ccalls;
@@ -911,6 +913,7 @@ static void reader_done(reader *r)
     free(r->fbuf);
     free(r->abuf);
     free(r->cache);
+    free(r->list_stack);
     for (size_t i = 0; i < r->nraw; i++)
         free(r->raw[i].text);
     free(r->raw);
@@ -950,31 +953,12 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
  * list never seen is parsed line by line (and remembered if it was nothing
  * but well-formed frame lines). Returns the end of the blank line, or NULL
  * to go the ordinary way. */
-static const char *fast_frames(reader *r, const char *p, const char *end, const at_hint *hint)
+/* A frame list not known yet, p..stop its lines, next the end of its
+ * blank line: read line by line. Returns its stack when it was nothing
+ * but well-formed frame lines (so its bytes may stand for it from now on),
+ * else NULL. */
+static const at_stack *new_list(reader *r, const char *p, const char *stop, const char *next)
 {
-    const char *stop, *next;
-    size_t len;
-    uint64_t h;
-    if (hint && hint->kind == AT_HINT_LIST && hint->next <= (size_t)(end - p)) {
-        /* found and hashed on the decompression thread (scan.c) */
-        next = p + hint->next;
-        len = hint->len;
-        r->hints_used++;
-        stop = p + len - 1;
-        h = hint->index;
-    } else {
-        next = at_lex_blank_line(p, end, &stop);
-        if (!next)
-            return NULL;
-        len = (size_t)(stop + 1 - p);
-        h = at_lex_list_hash(p, len);
-    }
-    raw_slot *slot = raw_find(r, h, p, len);
-    if (slot->stack) {
-        r->lineno += slot->stack->nframes + 1;
-        emit_calls(r, slot->stack);
-        return next;
-    }
     uint64_t warnings = r->d->warnings;
     size_t lines = 0;
     for (const char *q = p; q <= stop && !r->stop; lines++) {
@@ -983,20 +967,73 @@ static const char *fast_frames(reader *r, const char *p, const char *end, const 
         q = nl + 1;
     }
     if (r->stop)
-        return next;
+        return NULL;
     if (r->st == ST_FRAMES && r->nframes == lines && r->ncomments == 0 &&
         r->d->warnings == warnings) {
         r->lineno++;
-        const at_stack *s = emit_block(r);
+        return emit_block(r);
+    }
+    /* the blank line, the ordinary way ("\r" or nothing) */
+    one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
+    return NULL;
+}
+
+/* A list the scanner found and numbered (scan.c: equal bytes, equal
+ * number): its stack by number, an array read instead of a hash probe
+ * and a memcmp of the list's 1-2 KB on a compiler's trace. */
+static const char *numbered_list(reader *r, const char *p, const at_hint *hint)
+{
+    const char *next = p + hint->next;
+    uint64_t id = hint->size;
+    r->hints_used++;
+    if (id < r->nlist && r->list_stack[id]) {
+        r->lineno += r->list_stack[id]->nframes + 1;
+        emit_calls(r, r->list_stack[id]);
+        return next;
+    }
+    const at_stack *s = new_list(r, p, p + hint->len - 1, next);
+    if (s) {
+        if (id >= r->nlist) {
+            size_t n = r->nlist ? r->nlist : 4096;
+            while (n <= id)
+                n *= 2;
+            r->list_stack = at_xreallocarray(r->list_stack, n, sizeof *r->list_stack);
+            memset(r->list_stack + r->nlist, 0, (n - r->nlist) * sizeof *r->list_stack);
+            r->nlist = n;
+        }
+        r->list_stack[id] = s;
+    }
+    return next;
+}
+
+static const char *fast_frames(reader *r, const char *p, const char *end, const at_hint *hint)
+{
+    if (hint && hint->kind == AT_HINT_LIST && hint->next <= (size_t)(end - p))
+        return numbered_list(r, p, hint);
+    /* With the scanner running every list it can number is numbered; one
+     * it could not (cut by a buffer's end) is read line by line, so that
+     * the lists' bytes are not kept twice, here and there. */
+    if (r->scan && at_scan_running(r->scan))
+        return NULL;
+    const char *stop, *next = at_lex_blank_line(p, end, &stop);
+    if (!next)
+        return NULL;
+    size_t len = (size_t)(stop + 1 - p);
+    uint64_t h = at_lex_list_hash(p, len);
+    raw_slot *slot = raw_find(r, h, p, len);
+    if (slot->stack) {
+        r->lineno += slot->stack->nframes + 1;
+        emit_calls(r, slot->stack);
+        return next;
+    }
+    const at_stack *s = new_list(r, p, stop, next);
+    if (s) {
         /* the slot is still free: nothing was added to the table since */
         *slot = (raw_slot){ h, len, malloc(len), s };
         if (!slot->text)
             at_oom();
         memcpy(slot->text, p, len);
         r->raw_used++;
-    } else {
-        /* the blank line, the ordinary way ("\r" or nothing) */
-        one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
     }
     return next;
 }

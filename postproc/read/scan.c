@@ -23,11 +23,17 @@
  *   whether the last line began with a TAB (a frame list is hinted at its
  *   first line). A line that straddles two of the thread's buffers, or a
  *   frame list whose blank line is not in the buffer, gets no hint.
- * - Only when the reader's thread is behind (half the ring of decompressed
- *   buffers or more waits for it): on a trace of small stacks (perl) the
- *   decompression thread lexing every line became the busiest of the
- *   three, and the reader waited for it. Otherwise a buffer goes on at
- *   once, and the scanner only follows where its lines end.
+ * - Frame lists are numbered: the scanner keeps each distinct list's bytes
+ *   (hash, then memcmp) and gives equal bytes the same number, so the
+ *   reader finds a list's stack in an array by that number instead of
+ *   probing its own table of lists and comparing 1-2 KB (a tenth of a
+ *   compiler's trace's reading). With the thread running the reader keeps
+ *   no table of list bytes of its own (a list cut by a buffer's end is
+ *   read line by line), so the bytes are kept once, as before.
+ * - Call lines are lexed only while the reader's thread is behind (half
+ *   the ring of decompressed buffers or more waits for it): on a trace of
+ *   small stacks (perl) the decompression thread lexing every line became
+ *   the busiest of the three, and the reader waited for it.
  * - The hints go through a ring of AT_SCAN_RING (32768, 1.8 MB) in one
  *   direction, without a lock: the thread writes a buffer's hints, then
  *   publishes their count (a release store) before it hands the buffer
@@ -79,17 +85,58 @@ static void hint_call(writing *w, const char *p, size_t len, uint64_t off)
     w->n++;
 }
 
-/* A frame list from p: its end and hash, as the reader's fast path finds
- * them; NULL when its blank line is not in this buffer. */
+/* A frame list seen: its bytes (a copy) and its number. */
+typedef struct scan_list {
+    uint64_t hash;
+    size_t len;
+    char *text; /* NULL: an empty slot */
+    uint64_t id;
+} scan_list;
+
+/* The number of the list p[0..len): the same for the same bytes, the next
+ * one for bytes never seen. */
+static uint64_t list_number(at_scan *s, const char *p, size_t len)
+{
+    uint64_t h = at_lex_list_hash(p, len);
+    if ((s->lists_used + 1) * 2 > s->nlists) {
+        size_t n = s->nlists ? s->nlists * 2 : 4096;
+        scan_list *t = at_xcalloc(n, sizeof *t);
+        for (size_t i = 0; i < s->nlists; i++) {
+            if (!s->lists[i].text)
+                continue;
+            size_t j = (size_t)s->lists[i].hash & (n - 1);
+            while (t[j].text)
+                j = (j + 1) & (n - 1);
+            t[j] = s->lists[i];
+        }
+        free(s->lists);
+        s->lists = t;
+        s->nlists = n;
+    }
+    size_t i = (size_t)h & (s->nlists - 1);
+    for (; s->lists[i].text; i = (i + 1) & (s->nlists - 1))
+        if (s->lists[i].hash == h && s->lists[i].len == len && memcmp(s->lists[i].text, p, len) == 0)
+            return s->lists[i].id;
+    char *copy = at_xmalloc(len);
+    memcpy(copy, p, len);
+    s->lists[i] = (scan_list){ h, len, copy, s->lists_used };
+    return s->lists_used++;
+}
+
+/* A frame list from p: its end and its number; NULL when its blank line
+ * is not in this buffer. */
 static const char *hint_list(writing *w, const char *p, const char *end, uint64_t off)
 {
     const char *stop, *next = at_lex_blank_line(p, end, &stop);
-    at_hint *h = slot(w);
-    if (!next || !h || next - p > UINT32_MAX)
+    if (!next || next - p > UINT32_MAX)
         return next;
     size_t len = (size_t)(stop + 1 - p);
+    uint64_t id = list_number(w->s, p, len); /* numbered even when no hint fits */
+    at_hint *h = slot(w);
+    if (!h)
+        return next;
     h->off = off;
-    h->index = at_lex_list_hash(p, len);
+    h->size = id;
     h->len = (uint32_t)len;
     h->next = (uint32_t)(next - p);
     h->kind = AT_HINT_LIST;
@@ -97,36 +144,15 @@ static const char *hint_list(writing *w, const char *p, const char *end, uint64_
     return next;
 }
 
-/* Without hints: where the buffer leaves the line state (see scan). */
-static void follow(at_scan *s, const char *data, size_t len)
-{
-    const char *last = len ? memrchr(data, '\n', len) : NULL;
-    if (!last) {
-        if (len && !s->mid_line) {
-            s->mid_line = true;
-            s->cur_tab = data[0] == '\t';
-        }
-        return;
-    }
-    /* the line that ends at last began with a TAB? */
-    const char *before = memrchr(data, '\n', (size_t)(last - data));
-    if (before)
-        s->prev_tab = before[1] == '\t';
-    else
-        s->prev_tab = s->mid_line ? s->cur_tab : data[0] == '\t';
-    s->mid_line = last + 1 < data + len;
-    if (s->mid_line)
-        s->cur_tab = last[1] == '\t';
-}
-
 /* On the decompression thread: the hints of one buffer, published
- * before the buffer is handed on; none when the reader is not behind. */
+ * before the buffer is handed on: its frame lists always, its call lines
+ * when the reader is behind. */
 void at_scan_buffer(at_scan *s, const char *data, size_t len, uint64_t off, bool busy)
 {
-    if (s->mode == 2 || (!busy && s->mode == 0)) {
-        follow(s, data, len);
+    bool calls = s->mode == 1 || (busy && s->mode == 0);
+    if (s->mode == 2)
         return;
-    }
+    atomic_store_explicit(&s->running, true, memory_order_relaxed);
     uint64_t first = atomic_load_explicit(&s->written, memory_order_relaxed);
     uint64_t passed = atomic_load_explicit(&s->passed, memory_order_acquire);
     writing w = { s, first, 0, AT_SCAN_RING - (first - passed) };
@@ -155,7 +181,7 @@ void at_scan_buffer(at_scan *s, const char *data, size_t len, uint64_t off, bool
             s->cur_tab = c == '\t';
             break;
         }
-        if (c >= '0' && c <= '9')
+        if (calls && c >= '0' && c <= '9')
             hint_call(&w, p, (size_t)(nl - p), off + (uint64_t)(p - data));
         s->prev_tab = c == '\t';
         p = nl + 1;
@@ -176,6 +202,9 @@ void at_scan_free(at_scan *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < s->nlists; i++)
+        free(s->lists[i].text);
+    free(s->lists);
     free(s->ring);
     free(s);
 }

@@ -26,7 +26,7 @@ typedef enum { AT_HINT_CALL = 1, AT_HINT_LIST = 2 } at_hint_kind;
 /* What the scanner found at a line start (56 bytes). */
 typedef struct at_hint {
     uint64_t off;  /* the stream offset of the line's first byte */
-    uint64_t index, time_us, size, id; /* CALL; LIST: hash in index */
+    uint64_t index, time_us, size, id; /* CALL; LIST: its number in size */
     uint32_t len;  /* CALL: the line's bytes before its '\n'; LIST: the
                       list's bytes up to and with its last frame's '\n' */
     uint32_t next; /* LIST: from off to the end of its blank line. CALL: the context */
@@ -44,7 +44,10 @@ typedef struct at_scan {
     _Atomic uint64_t written; /* hints published (release, per buffer) */
     _Atomic uint64_t passed;  /* hints the reader is done with */
     int mode;      /* 0: while the reader is behind, 1: always, 2: never */
+    _Atomic bool running; /* the thread has scanned a buffer */
     /* the thread's */
+    struct scan_list *lists; /* the frame lists seen, by their bytes */
+    size_t nlists, lists_used;
     bool mid_line; /* the last buffer ended inside a line */
     bool prev_tab; /* the last whole line began with a TAB */
     bool cur_tab;  /* the line cut by the last buffer's end does */
@@ -64,6 +67,13 @@ void at_scan_attach(at_scan *s, at_input *in);
  * the fuzz target calls it directly): the stream's bytes in order, off
  * the offset of data[0]; busy: make hints (else only follow the lines). */
 void at_scan_buffer(at_scan *s, const char *data, size_t len, uint64_t off, bool busy);
+
+/* Whether a thread scans the input: then every frame list not cut by a
+ * buffer's end comes with a hint (numbered, see scan.c). */
+static inline bool at_scan_running(at_scan *s)
+{
+    return atomic_load_explicit(&s->running, memory_order_relaxed);
+}
 
 /* The hint for the line starting at stream offset off, or NULL. Offsets
  * asked must not decrease: hints before off are passed for good. */
