@@ -56,7 +56,8 @@ typedef struct at_scan {
 } at_scan;
 
 /* ALLOCTRACE_PP_SCAN=always or never overrides when hints are made (for
- * the tests and benchmarks); by default, while the reader is behind. */
+ * the tests and benchmarks); by default, lists always and calls while the
+ * reader is behind, and nothing when the process may use one CPU only. */
 at_scan *at_scan_new(void);
 void at_scan_free(at_scan *s);
 
