@@ -4,7 +4,8 @@
  *
  * The reader asks, at each line start of the stream, whether the scanner
  * has lexed what begins there: a call line (its fields, and where it ends)
- * or a frame list (where it and its blank line end, and its hash). An
+ * or a frame list (where it and its blank line end, and its number:
+ * equal lists, equal numbers). An
  * answer is a pure function of the bytes from that offset on, computed
  * with the reader's own functions (lex.h), so using it or not gives the
  * same records; a line the scanner did not lex (it straddles two of the
@@ -43,7 +44,7 @@ typedef struct at_scan {
     at_hint *ring;            /* AT_SCAN_RING hints */
     _Atomic uint64_t written; /* hints published (release, per buffer) */
     _Atomic uint64_t passed;  /* hints the reader is done with */
-    int mode;      /* 0: while the reader is behind, 1: always, 2: never */
+    int mode;      /* 0: calls while the reader is behind, 1: always, 2: never */
     _Atomic bool running; /* the thread has scanned a buffer */
     /* the thread's */
     struct scan_list *lists; /* the frame lists seen, by their bytes */
