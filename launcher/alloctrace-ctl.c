@@ -12,11 +12,14 @@
  * line, when there is no answer to wait for: no such process, a process
  * not traced (or traced with ALLOCTRACE_CONTROL=0), a process that ended
  * while we waited, no answer within the timeout (60 s by default: a leak
- * check of a large heap takes seconds).
+ * check of a large heap takes seconds), a process whose control thread is
+ * not started (sampled on one thread: scripts/alloctrace starts it with
+ * gdb first, preload/process/control.c).
  *
  * Why C: sh has no Unix sockets, and socat or nc may not be installed
  * (nor speak abstract datagram sockets the same way everywhere).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,6 +58,33 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether a thread of PID is named alloctrace-ct: the thread that answers
+ * the socket. A process sampled on one thread opens its socket at start
+ * and starts that thread later (preload/process/control.c). */
+static int control_thread_running(long pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 1;   /* cannot tell: wait for the answer as before */
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[sizeof dir + sizeof e->d_name + 8], name[32] = "";
+        snprintf(path, sizeof path, "%s/%s/comm", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            found = fgets(name, sizeof name, f) && strcmp(name, "alloctrace-ct\n") == 0;
+            fclose(f);
+        }
+    }
+    closedir(d);
+    return found;
 }
 
 int main(int argc, char **argv)
@@ -110,8 +140,7 @@ int main(int argc, char **argv)
             char why[320];
             snprintf(why, sizeof why,
                      "not traced by alloctrace (no control socket @%s%ld: started without "
-                     "the tracer, with ALLOCTRACE_CONTROL=0, or sampled on one thread "
-                     "without --snapshot-signal)", AT_CONTROL_NAME, pid);
+                     "the tracer, or with ALLOCTRACE_CONTROL=0)", AT_CONTROL_NAME, pid);
             return fail(pid, why);
         }
         return fail(pid, strerror(errno));
@@ -121,6 +150,9 @@ int main(int argc, char **argv)
 
     char ans[AT_CONTROL_MAX + 1];
     double until = now_s() + timeout;
+    /* A thread being started (the program's first thread of its own) has
+     * a second to appear; the request waits in the socket meanwhile. */
+    double no_thread_until = now_s() + 1;
     for (;;) {
         struct pollfd p = { .fd = fd, .events = POLLIN };
         int r = poll(&p, 1, 100);
@@ -137,6 +169,12 @@ int main(int argc, char **argv)
             return fail(pid, "the process ended before the tracer answered");
         if (now_s() > until)
             return fail(pid, "no answer from the tracer in time (see --timeout)");
+        if (no_thread_until && now_s() > no_thread_until) {
+            if (!control_thread_running(pid))
+                return fail(pid, "its tracer's control thread is not started (sampled on one "
+                                 "thread): alloctrace --snapshot or --status starts it with gdb");
+            no_thread_until = 0;
+        }
     }
     /* Lines of detail, then the last line. */
     size_t len = strlen(ans);

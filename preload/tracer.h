@@ -288,6 +288,7 @@ void *at_commit_realloc(const struct at_event *rel, struct at_event *alloc,
 void at_commit_indexed(uint64_t index, const char *body, size_t len) AT_HIDDEN;
 /* Appends text that is no record (map lines, registry lines). */
 void at_append_raw(const char *text, size_t len) AT_HIDDEN;
+void at_append_record_line(const char *text, size_t len) AT_HIDDEN;
 /* Opens the output for `pid` (lazily for a forked child) and writes the
  * header and the resource registry. Returns -1 with one line on stderr. */
 int at_writer_open(pid_t pid, int child) AT_HIDDEN;

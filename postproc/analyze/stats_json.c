@@ -230,6 +230,9 @@ int at_an_write_stats(FILE *f, const at_analysis *an, at_trace *t, unsigned top)
     at_json_str(f, t->header.process);
     fputs(", \"pid\": ", f);
     at_json_str(f, t->header.pid);
+    /* A snapshot's "N LABEL": its leaked_* are the blocks live then. */
+    fputs(", \"snapshot\": ", f);
+    at_json_str(f, t->header.snapshot);
     fputs(", ", f);
     summary(f, an);
     histogram(f, &an->histogram);

@@ -373,6 +373,8 @@ static void data(FILE *out, const at_analysis *an, at_trace *t, bool short_names
     at_json_str_html(out, h->process ? h->process : "");
     fputs(",\"pid\":", out);
     at_json_str_html(out, h->pid ? h->pid : "");
+    fputs(",\"snapshot\":", out);   /* "N LABEL", or null */
+    at_json_str_html(out, h->snapshot);
     fputs(",\"costs\":[", out);
     for (size_t k = 0; k < NKEYS; k++)
         fprintf(out, "%s\"%s\"", k ? "," : "", at_an_key_name(keys[k]));

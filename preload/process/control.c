@@ -48,6 +48,8 @@
 
 #include "tracer.h"
 
+#define EXPORT __attribute__((visibility("default")))
+
 static int (*detach_fn)(char *detail, size_t cap);
 static atomic_int signal_pending;
 static atomic_int ctl_tid;
@@ -301,35 +303,43 @@ static int open_socket(void)
     return at_outfd_hide(fd);
 }
 
-static void start(int install_signal)
+/* The thread that serves the socket already open; 0, or -1 with one line
+ * on stderr (the socket is closed). */
+static int start_thread(int install_signal)
 {
-    if (!at_cfg.control || at_state != AT_STATE_ACTIVE) {
-        if (at_cfg.snapshot_signal && !at_cfg.control)
-            at_warn(AT_ENV_SNAPSHOT_SIG, " needs the control thread (", AT_ENV_CONTROL "=0): no snapshots by signal");
-        return;
-    }
-    if (open_socket() < 0)
-        return;
     pthread_t t;
     int rc = at_thread_start(control_main, "alloctrace-ct", &t);
     if (rc != 0) {
         at_outfd_hidden_close();
         at_warn("cannot start the control thread, snapshots and detach are off: ", strerror(rc), "");
-        return;
+        return -1;
     }
     if (at_cfg.snapshot_signal && install_signal)
         at_signal_catch(at_cfg.snapshot_signal, on_snapshot_signal);
+    return 0;
+}
+
+static int control_wanted(void)
+{
+    if (!at_cfg.control || at_state != AT_STATE_ACTIVE) {
+        if (at_cfg.snapshot_signal && !at_cfg.control)
+            at_warn(AT_ENV_SNAPSHOT_SIG, " needs the control thread (", AT_ENV_CONTROL "=0): no snapshots by signal");
+        return 0;
+    }
+    return 1;
 }
 
 /*
- * Sampling on a program with one thread: the control thread waits until
- * the program starts a thread of its own. A process with any second
- * thread loses glibc's single-thread paths for good (malloc's arena lock,
- * stdio's locks): one idle thread made perl 6% slower (docs/benchmarks.md),
- * twice sampling's own cost. sample.c calls back on a thread's first
- * allocation and on every pick; from there the thread starts once the
- * process has a second thread anyway. A snapshot signal asks for the
- * thread from the start (its handler wakes it).
+ * Sampling on a program with one thread: the socket opens at start, but
+ * its thread waits until the program starts a thread of its own. A
+ * process with any second thread loses glibc's single-thread paths for
+ * good (malloc's arena lock, stdio's locks): one idle thread made perl 6%
+ * slower (docs/benchmarks.md), twice sampling's own cost. sample.c calls
+ * back on a thread's first allocation and on every pick; from there the
+ * thread starts once the process has a second thread anyway. A snapshot
+ * signal asks for the thread from the start (its handler wakes it).
+ * Until then a request waits in the socket, and the launcher, which sees
+ * the socket without its thread, has gdb call at_control_wake (below).
  */
 static atomic_int deferred;
 
@@ -349,18 +359,43 @@ static void start_deferred(void)
         return;
     int saved = at_guard;
     at_guard = 1;
-    start(0);   /* the snapshot signal, if any, was never deferred */
+    start_thread(0);   /* the snapshot signal, if any, was never deferred */
     at_guard = saved;
 }
 
 static void start_or_defer(int install_signal)
 {
-    if (at_cfg.control && at_state == AT_STATE_ACTIVE && one_thread_sampled()) {
+    if (!control_wanted() || open_socket() < 0)
+        return;
+    if (one_thread_sampled()) {
         atomic_store(&deferred, 1);
         at_sample_on_threads(start_deferred);
         return;
     }
-    start(install_signal);
+    start_thread(install_signal);
+}
+
+/*
+ * The launcher's way to a deferred thread (`alloctrace --snapshot PID`
+ * and the other requests, through scripts/alloctrace-inject wake): gdb
+ * calls this on the program's thread, stopped outside the tracer's hooks
+ * (the script steps out of them first: the thread's creation allocates,
+ * and a nested call inside glibc's malloc would corrupt it). From then on
+ * the process has the thread, and glibc's multi-thread paths, like any
+ * traced process. Returns the answer line gdb prints.
+ */
+EXPORT const char *at_control_wake(void)
+{
+    if (atomic_load(&ctl_tid) > 0)
+        return "ok running";
+    if (!atomic_exchange(&deferred, 0))
+        return at_outfd_hidden() < 0 ? "error no control socket (ALLOCTRACE_CONTROL=0, or it could not be opened)"
+                                     : "ok starting";
+    int saved = at_guard;
+    at_guard = 1;
+    int rc = start_thread(0);
+    at_guard = saved;
+    return rc == 0 ? "ok woken" : "error cannot start the control thread (see the program's stderr)";
 }
 
 void at_control_start(void)

@@ -149,7 +149,7 @@ static int snapshot_full(unsigned n, const char *label, char *detail, size_t cap
 {
     char line[LABEL_MAX + 64];
     uint64_t t0 = mono_us();
-    at_append_raw(line, mark_line(line, sizeof line, n, label));
+    at_append_record_line(line, mark_line(line, sizeof line, n, label));
     at_writer_flush();
     const char *t = at_outfd_path()[0] ? at_outfd_path() : at_writer_path();
     char num[24];

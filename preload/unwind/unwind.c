@@ -119,11 +119,23 @@ static dlopen_fn libc_dlopen(void)
     return dlopen;
 }
 
+/* Whether the program has libunwind loaded already, by the loaded objects'
+ * names: a dlopen with RTLD_NOLOAD would search the paths and open the
+ * files to compare them (twice, with ld.so.cache mapped and unmapped each
+ * time: 10 of the ~40 system calls the tracer adds at start). */
+static int named_libunwind(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+    base = base ? base + 1 : info->dlpi_name;
+    return base && strncmp(base, "libunwind.so", 12) == 0;
+}
+
 static int load_libunwind(void)
 {
     dlopen_fn open_lib = libc_dlopen();
-    int was_loaded = open_lib("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD) != NULL ||
-                     open_lib("libunwind.so", RTLD_NOW | RTLD_NOLOAD) != NULL;
+    int was_loaded = dl_iterate_phdr(named_libunwind, NULL) != 0;
     void *h = open_lib("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!h)
         h = open_lib("libunwind.so", RTLD_NOW | RTLD_LOCAL);

@@ -559,15 +559,31 @@ static void fill_copy(char *p, const void *arg, size_t len)
     memcpy(p, arg, len);
 }
 
-void at_append_raw(const char *text, size_t len)
+static void append_locked(const char *text, size_t len)
 {
-    lock_ev();
     while (bufs[0] && len > 0) {
         size_t chunk = len < BUF_SIZE / 2 ? len : BUF_SIZE / 2;
         put_text(chunk, fill_copy, text);
         text += chunk;
         len -= chunk;
     }
+}
+
+void at_append_raw(const char *text, size_t len)
+{
+    lock_ev();
+    append_locked(text, len);
+    unlock_ev();
+}
+
+/* A line that counts as a record of the process's own: a snapshot's mark
+ * makes a forked child's file (header, then the mark) even before its
+ * first allocation, so the snapshot can be made from it. */
+void at_append_record_line(const char *text, size_t len)
+{
+    lock_ev();
+    append_locked(text, len);
+    note_record();
     unlock_ev();
 }
 

@@ -299,6 +299,39 @@ static void test_snapshot_report_says_live_not_leaked(void **state)
     h_result_free(&r);
 }
 
+/* The stats and the HTML page of a snapshot say so too. */
+static void test_snapshot_stats_and_page_say_live_at_the_snapshot(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    char *snap = h_fmt("%s/trace.snap1.txt", p.dir), *page = h_fmt("%s/snap.html", p.dir);
+    const char *stats[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", snap, NULL };
+    h_result r = h_run(stats, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, h_fmt("\"pid\": \"%d\", \"snapshot\": \"1 from-api\", ", p.pid));
+    const char *whole[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", p.trace, NULL };
+    h_result w = h_run(whole, NULL, NULL);
+    h_has(w.out, "\"snapshot\": null, ");
+    const char *html[] = { h_path("postproc/alloctrace-postproc"), "-r", "--format", "html", "-o",
+                           page, snap, NULL };
+    h_result h = h_run(html, NULL, NULL);
+    assert_int_equal(h.status, 0);
+    h_has(h_read_file(page, NULL), "\"snapshot\":\"1 from-api\",");
+    if (h_have_chromium()) {
+        char *dom = h_chromium_dom(p.dir, page, NULL);
+        h_has(dom, "<dt>Live at snapshot 1 (from-api)</dt>");
+        h_has(dom, "<p class=\"note\">This snapshot holds the blocks live at that moment: ");
+        h_has(dom, "id=\"no-series\">No time series: a snapshot keeps no order in time.</p>");
+        h_lacks(dom, "<dt>Leaked</dt>");
+    }
+    h_result_free(&r);
+    h_result_free(&w);
+    h_result_free(&h);
+}
+
 static void test_snapshot_signal_writes_a_leak_check(void **state)
 {
     (void)state;
@@ -359,6 +392,70 @@ static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
     h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
     h_result_free(&s);
     assert_int_equal(finish(&p), 0);
+}
+
+/* Sampling on one thread keeps its control socket, not the thread: the
+ * first snapshot by pid has gdb start the thread (a moment's stop, as an
+ * attach), and the snapshot holds what the trace holds. */
+static void test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_thread(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 100 1000"), "ok");
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");
+    h_result s1 = snapshot(&p, NULL);
+    assert_int_equal(s1.status, 0);
+    h_has(s1.err, h_fmt("alloctrace: process %d: sampled on one thread: starting its control "
+                        "thread with gdb (from now on the program runs with it)\n", p.pid));
+    h_has(s1.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
+    assert_string_equal(cmd(&p, "tasks"), "ok 2");
+    h_result s2 = snapshot(&p, NULL);   /* the thread is there: no gdb */
+    assert_int_equal(s2.status, 0);
+    h_lacks(s2.err, "gdb");
+    assert_int_equal(finish(&p), 0);
+    /* grow_cache's picked blocks of 1000 live to the end: the snapshot
+     * holds every one the trace holds, and they are some of the 100. */
+    char *snap = h_read_file(snap_file(p.dir, 1), NULL);
+    char *trace = h_read_file(p.trace, NULL);
+    int picked = h_count_lines(trace, "malloc\\(1000\\) = ");
+    assert_true(picked > 0 && picked < 100);
+    assert_int_equal(h_count_lines(snap, "malloc\\(1000\\) = "), picked);
+    h_result_free(&s1);
+    h_result_free(&s2);
+}
+
+/* The thread stopped by gdb is mostly inside malloc or free here: it is
+ * run out of the tracer's hooks before the control thread is created
+ * (which allocates), so the program goes on unharmed. */
+static void test_snapshot_by_pid_of_a_sampled_program_busy_allocating(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    fputs("churn 3000\n", p.in);
+    fflush(p.in);
+    usleep(300000);
+    h_result s = snapshot(&p, NULL);
+    assert_int_equal(s.status, 0);
+    h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
+    char line[64];
+    assert_non_null(fgets(line, sizeof line, p.out));   /* churn's answer */
+    assert_string_equal(line, "ok\n");
+    assert_string_equal(cmd(&p, "tasks"), "ok 2");
+    assert_int_equal(finish(&p), 0);
+    const char *argv[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", p.trace,
+                           NULL };
+    h_result r = h_run(argv, NULL, NULL);
+    assert_int_equal(r.status, 0);
+    h_has(r.out, "\"unknown_releases\": 0, \"lost_releases\": 0");
+    h_result_free(&s);
+    h_result_free(&r);
 }
 
 /* ---- the control path --------------------------------------------------- */
@@ -473,6 +570,26 @@ static void test_forked_child_answers_on_its_own_socket(void **state)
     finish(&p);
 }
 
+/* At the end of the run the launcher lists a child's snapshot under the
+ * child's pid, not the program's. */
+static void test_forked_childs_snapshot_is_listed_under_its_pid(void **state)
+{
+    (void)state;
+    prog p = start("full", "trace.txt", NULL);
+    int child = 0;
+    assert_int_equal(sscanf(cmd(&p, "fork"), "child %d", &child), 1);
+    prog c = { .pid = child, .dir = p.dir };
+    h_result s = snapshot(&c, NULL);
+    assert_int_equal(s.status, 0);
+    kill(child, SIGKILL);
+    finish(&p);
+    char *err = h_read_file(p.err, NULL);
+    h_has(err, h_fmt("alloctrace: snapshot 1 of process %d: %s/trace.txt.%d.snap1.txt\n", child,
+                     p.dir, child));
+    h_lacks(err, h_fmt("snapshot 1 of process %d", p.pid));
+    h_result_free(&s);
+}
+
 static void test_another_users_request_is_refused(void **state)
 {
     (void)state;
@@ -492,6 +609,58 @@ static void test_another_users_request_is_refused(void **state)
     assert_null(snap_file(p.dir, 1));
 }
 
+/* Starting a sampled program's control thread takes ptrace: another user
+ * is told why not, and what to do instead, in one line. */
+static void test_another_user_cannot_start_a_sampled_programs_thread(void **state)
+{
+    (void)state;
+    if (!h_have("gdb") || !h_nobody_runs_the_tree())
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    char num[16];
+    snprintf(num, sizeof num, "%d", p.pid);
+    const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           h_path("scripts/alloctrace"), "--snapshot", num, NULL };
+    h_result r = h_run(argv, NULL, "/");
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d (sampled on one thread, its control "
+                                     "thread not started; gdb starts it): another user's process "
+                                     "(uid 0): attach as that user or as root; or run the program "
+                                     "with --snapshot-signal SIG\n", p.pid));
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");   /* nothing started */
+    assert_int_equal(finish(&p), 0);
+    h_result_free(&r);
+}
+
+/* gdb would have to run a stopped program to start its thread: the
+ * launcher says so and leaves it stopped. */
+static void test_stopped_sampled_program_is_left_stopped(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
+    assert_int_equal(kill(p.pid, SIGSTOP), 0);
+    char *status = h_fmt("/proc/%d/status", p.pid);
+    for (int i = 0; i < 500 && !strstr(h_read_file(status, NULL), "State:\tT"); i++)
+        usleep(10000);
+    h_result r = snapshot(&p, NULL);
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, h_fmt("alloctrace: process %d (sampled on one thread, its control "
+                                     "thread not started; gdb starts it): stopped (by a signal): "
+                                     "continue it first (kill -CONT %d); gdb would have to run it\n",
+                                     p.pid, p.pid));
+    h_has(h_read_file(status, NULL), "State:\tT");
+    assert_int_equal(kill(p.pid, SIGCONT), 0);
+    assert_string_equal(cmd(&p, "tasks"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    h_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -500,9 +669,12 @@ int main(void)
         cmocka_unit_test(test_leak_check_now_gives_the_exit_reports_kinds_and_then_the_new_leak),
         cmocka_unit_test(test_program_snapshot_in_full_mode_is_made_and_listed_at_exit),
         cmocka_unit_test(test_snapshot_report_says_live_not_leaked),
+        cmocka_unit_test(test_snapshot_stats_and_page_say_live_at_the_snapshot),
         cmocka_unit_test(test_snapshot_signal_writes_a_leak_check),
         cmocka_unit_test(test_program_handler_on_the_snapshot_signal_is_named),
         cmocka_unit_test(test_sampling_adds_a_thread_only_beside_the_programs),
+        cmocka_unit_test(test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_thread),
+        cmocka_unit_test(test_snapshot_by_pid_of_a_sampled_program_busy_allocating),
         cmocka_unit_test(test_status_and_toggle),
         cmocka_unit_test(test_unknown_request_and_detach_of_a_launched_process_are_errors),
         cmocka_unit_test(test_snapshot_of_no_such_process_is_one_line_and_exit_2),
@@ -510,7 +682,10 @@ int main(void)
         cmocka_unit_test(test_control_off_leaves_no_socket),
         cmocka_unit_test(test_control_socket_survives_the_program_closing_every_descriptor),
         cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
+        cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
         cmocka_unit_test(test_another_users_request_is_refused),
+        cmocka_unit_test(test_another_user_cannot_start_a_sampled_programs_thread),
+        cmocka_unit_test(test_stopped_sampled_program_is_left_stopped),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     h_cleanup();

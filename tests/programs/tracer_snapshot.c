@@ -11,6 +11,8 @@
  *   tasks          answers "ok N", N the process's threads (/proc/self/task)
  *   handle SIG     installs its own handler on signal number SIG (sigaction)
  *   handled        answers "ok N", N the signals that handler has seen
+ *   churn MS       allocates and frees blocks for MS ms (the thread is
+ *                  mostly inside the allocator when stopped from outside)
  *   quit           returns from main
  * Allocations happen only in those two functions (and stdio's buffers), so
  * a snapshot's sites are known exactly.
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloctrace.h"
@@ -84,6 +87,25 @@ __attribute__((noinline)) static void leak_one(size_t size)
     p = NULL;
 }
 
+static long ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+__attribute__((noinline)) static void churn(long ms)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        for (size_t i = 0; i < 1000; i++) {
+            void *volatile p = malloc(16 + i * 8);
+            free(p);
+        }
+    } while (ms_since(&t0) < ms);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -104,6 +126,9 @@ int main(void)
             struct sigaction sa = { .sa_handler = on_own_signal, .sa_flags = SA_RESTART };
             sigemptyset(&sa.sa_mask);
             printf(sigaction((int)n, &sa, NULL) == 0 ? "ok\n" : "failed\n");
+        } else if (sscanf(line, "churn %zu", &n) == 1) {
+            churn((long)n);
+            printf("ok\n");
         } else if (strncmp(line, "thread", 6) == 0) {
             pthread_t t;
             printf(pthread_create(&t, NULL, waiter, NULL) == 0 ? "ok\n" : "failed\n");

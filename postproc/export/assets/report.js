@@ -19,8 +19,10 @@
   var out = document.getElementById("report");
   var SVG = "http://www.w3.org/2000/svg";
   var NK = D.costs.length, STRIDE = 2 + NK;
+  // A snapshot ("N LABEL"): its blocks were live at that moment, not leaked.
+  var SNAP = D.snapshot ? D.snapshot.replace(/^(\d+) (.+)$/, "$1 ($2)") : null;
   var LABEL = { calls: "calls", bytes: "allocated bytes", peak: "bytes at the peak",
-                temporary: "temporary allocations", leaked: "leaked bytes",
+                temporary: "temporary allocations", leaked: SNAP ? "live bytes" : "leaked bytes",
                 live: "live bytes", cached: "libc's caches" };
   var IS_BYTES = { bytes: true, peak: true, leaked: true, live: true, cached: true };
   var PSTRIDE = 7; // series points: start, live, max live, allocations, bytes, releases, temporary
@@ -88,11 +90,11 @@
         " (call #" + int(P.index) + ", releases counted)"],
       ["Temporary allocations", S.leaks_only ? "-" : S.sample_interval ? "not estimated from a sample" :
                                 int(S.temporary) + " (" + pct(S.temporary, S.allocations) + ")"],
-      ["Leaked", bytes(S.leaked_bytes) + " in " + int(S.leaked_blocks) + " blocks"],
+      [SNAP ? "Live at snapshot " + SNAP : "Leaked", bytes(S.leaked_bytes) + " in " + int(S.leaked_blocks) + " blocks"],
       ["Duration", S.has_time ? duration(S.duration_us) : "no timestamps"]
     ];
     if (S.cached_blocks)
-      items.splice(7, 0, ["libc's caches (not leaked)", bytes(S.cached_bytes) + " in " + int(S.cached_blocks) + " blocks"]);
+      items.splice(7, 0, [SNAP ? "libc's caches" : "libc's caches (not leaked)", bytes(S.cached_bytes) + " in " + int(S.cached_blocks) + " blocks"]);
     if (S.unknown_releases) items.push(["Releases of unknown blocks", int(S.unknown_releases)]);
     var dl = el("dl", { "class": "cards" });
     items.forEach(function (it) {
@@ -104,7 +106,9 @@
         "runtime keeps for the life of the process (libstdc++'s emergency exception pool, stdio buffers, " +
         "locales...), which valgrind frees before it counts leaks; never counted as leaked here."]));
     if (S.leaks_only)
-      s.appendChild(el("p", { "class": "note" }, ["This trace holds only leaks (filter=leaks): " +
+      s.appendChild(el("p", { "class": "note" }, [(SNAP
+        ? "This snapshot holds the blocks live at that moment: "
+        : "This trace holds only leaks (filter=leaks): ") +
         "it has no releases and no order in time, so no peak, temporary allocations or time series."]));
   }
 
@@ -222,7 +226,8 @@
     var pts = D.series.points, n = pts.length / PSTRIDE;
     if (!n) {
       s.appendChild(el("p", { "class": "note", id: "no-series" }, [S.leaks_only
-        ? "No time series: a leaks-only trace has no order in time."
+        ? (SNAP ? "No time series: a snapshot keeps no order in time."
+                : "No time series: a leaks-only trace has no order in time.")
         : "No time series: the trace has no allocations."]));
       return;
     }
@@ -452,7 +457,7 @@
       if (!rows.length)
         t.appendChild(el("tr", {}, [el("td", { colspan: headers.length, "class": "none" },
           [S.leaks_only && key !== "leaked" && key !== "calls" && key !== "bytes"
-            ? "not known for a leaks-only trace" : "none"])]));
+            ? (SNAP ? "not known for a snapshot" : "not known for a leaks-only trace") : "none"])]));
       box.appendChild(t);
     }
     function whole() {
