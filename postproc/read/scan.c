@@ -34,9 +34,16 @@
  *   the ring of decompressed buffers or more waits for it): on a trace of
  *   small stacks (perl) the decompression thread lexing every line became
  *   the busiest of the three, and the reader waited for it.
- * - Not at all when the process may run on one CPU only (sched_getaffinity):
- *   there the scanner's work is the reader's work plus its handing over,
- *   3-9% more time (5 rounds under taskset -c 1).
+ * - Not at all when the process may run on fewer than three CPUs
+ *   (sched_getaffinity): the decompression, the reader and the analyzer
+ *   are three busy threads already. On the 2-core development machine the
+ *   read-ahead moved the reader's work as designed (its thread's share of
+ *   a cc1plus run 67% -> 50%) but cost 10-20% more CPU in all, and wall
+ *   time with a core mostly free came out the same or worse than without
+ *   it (cc1plus 690-740 against 630-660 ms, perl 310-330 against 310-320,
+ *   python3 420-490 against 380-490; clang 820-850 against 780-890); on
+ *   one core (taskset) 3-9% worse. ALLOCTRACE_PP_SCAN=auto asks for the
+ *   read-ahead (calls while the reader is behind) whatever the CPUs.
  * - The hints go through a ring of AT_SCAN_RING (32768, 1.8 MB) in one
  *   direction, without a lock: the thread writes a buffer's hints, then
  *   publishes their count (a release store) before it hands the buffer
@@ -199,10 +206,11 @@ at_scan *at_scan_new(void)
     s->ring = at_xmalloc(AT_SCAN_RING * sizeof *s->ring);
     const char *m = getenv("ALLOCTRACE_PP_SCAN");
     s->mode = m && strcmp(m, "always") == 0 ? 1 : m && strcmp(m, "never") == 0 ? 2 : 0;
-    /* One CPU to run on (taskset, a container): the lexing done ahead only
-     * adds its handing over (3-9% more time on one core). */
+    /* Fewer than three CPUs to run on: with the analyzer's thread there
+     * are three busy threads, and on two cores the read-ahead cost more
+     * (its handing over, 10-20% more CPU) than it saved (see the top). */
     cpu_set_t cpus;
-    if (!m && sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2)
+    if (!m && (sched_getaffinity(0, sizeof cpus, &cpus) != 0 || CPU_COUNT(&cpus) < 3))
         s->mode = 2;
     return s;
 }

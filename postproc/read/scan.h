@@ -56,9 +56,10 @@ typedef struct at_scan {
     uint64_t next, known; /* the next hint to look at; hints known written */
 } at_scan;
 
-/* ALLOCTRACE_PP_SCAN=always or never overrides when hints are made (for
- * the tests and benchmarks); by default, lists always and calls while the
- * reader is behind, and nothing when the process may use one CPU only. */
+/* By default nothing is scanned ahead on fewer than three CPUs (scan.c
+ * says why); else lists always and calls while the reader is behind.
+ * ALLOCTRACE_PP_SCAN=auto asks for the latter on any machine, always
+ * lexes every buffer's calls too, never nothing (the tests, measuring). */
 at_scan *at_scan_new(void);
 void at_scan_free(at_scan *s);
 

@@ -1,9 +1,10 @@
 /* tests/unit/test_reader_scan.c: a zstd trace read from a file, with call
  * lines lexed and frame lists found ahead on the decompression thread
  * (postproc/read/scan.c), reads exactly as the same text read from memory
- * without hints: the same output, messages, line numbers and status. Each
- * test forces the hints on (ALLOCTRACE_PP_SCAN=always) and checks that the
- * reader did take some, so the path under test is the hinted one. The
+ * without hints: the same output, messages, line numbers and status. The
+ * tests force the hints on (ALLOCTRACE_PP_SCAN=always, or auto) and check
+ * that the reader did take some, so the path under test is the hinted one
+ * (by default a machine of two CPUs reads no hints at all). The
  * thread's buffers are 256 KiB: the big traces cut lines and frame lists
  * at their ends. */
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +84,13 @@ static int hints_always(void **state)
 {
     (void)state;
     setenv("ALLOCTRACE_PP_SCAN", "always", 1);
+    return 0;
+}
+
+static int hints_auto(void **state)
+{
+    (void)state;
+    setenv("ALLOCTRACE_PP_SCAN", "auto", 1);
     return 0;
 }
 
@@ -185,9 +194,10 @@ static void strict_error_mid_trace_stops_early_with_the_same_result(void **state
     free(t);
 }
 
-/* By default hints are made only while the reader is behind: whatever
- * the thread decides, buffer by buffer, the result is the same. */
-static void adaptive_hints_read_the_same(void **state)
+/* With ALLOCTRACE_PP_SCAN=auto call lines are lexed only while the reader
+ * is behind: whatever the thread decides, buffer by buffer, the result is
+ * the same. */
+static void calls_lexed_only_while_the_reader_is_behind_read_the_same(void **state)
 {
     (void)state;
     size_t len;
@@ -195,6 +205,34 @@ static void adaptive_hints_read_the_same(void **state)
     pp_result a, b;
     read_both(t, len, true, &a, &b);
     assert_same(&a, &b);
+    assert_true(b.hints > 0); /* the frame lists, in every buffer */
+    pp_free(&a);
+    pp_free(&b);
+    free(t);
+}
+
+/* By default, on fewer than three CPUs (here: the test pinned to one),
+ * nothing is read ahead: three busy threads on two cores cost more than
+ * they saved. The read is the same. */
+static void nothing_read_ahead_on_fewer_than_three_cpus(void **state)
+{
+    (void)state;
+    cpu_set_t old, one;
+    assert_int_equal(sched_getaffinity(0, sizeof old, &old), 0);
+    CPU_ZERO(&one);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &old)) {
+            CPU_SET(c, &one);
+            break;
+        }
+    assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+    size_t len;
+    char *t = make_trace(20000, false, 0, &len);
+    pp_result a, b;
+    read_both(t, len, true, &a, &b);
+    assert_int_equal(sched_setaffinity(0, sizeof old, &old), 0);
+    assert_same(&a, &b);
+    assert_int_equal(b.hints, 0);
     pp_free(&a);
     pp_free(&b);
     free(t);
@@ -208,7 +246,9 @@ int main(void)
         cmocka_unit_test_setup(crlf_trace_reads_the_same_with_hints, hints_always),
         cmocka_unit_test_setup(malformed_line_mid_buffer_is_reported_at_its_line, hints_always),
         cmocka_unit_test_setup(strict_error_mid_trace_stops_early_with_the_same_result, hints_always),
-        cmocka_unit_test_setup(adaptive_hints_read_the_same, hints_default),
+        cmocka_unit_test_setup(calls_lexed_only_while_the_reader_is_behind_read_the_same,
+                               hints_auto),
+        cmocka_unit_test_setup(nothing_read_ahead_on_fewer_than_three_cpus, hints_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
