@@ -33,6 +33,10 @@
  *   bytes are copied once more, into the reader's buffer (a few ms on
  *   100 MB). If the thread cannot be started the input is decompressed on
  *   the reader's thread, as without at_input_ahead.
+ * - A hook (at_input_scan_ahead) runs on the thread on each buffer before
+ *   it is handed on, told whether the reader is behind (half the ring or
+ *   more filled): the reader's lexing done ahead there (scan.c). Input
+ *   knows nothing of lines; the hook's results go their own way.
  */
 #include "input.h"
 #include "xalloc.h"
@@ -89,6 +93,7 @@ typedef struct ahead {
     bool quit;        /* the reader stops early: the thread ends */
     /* the thread's */
     size_t fill;
+    uint64_t out_off; /* stream bytes handed out before ring[fill] */
     /* the reader's */
     size_t head, pos; /* ring[head].data[pos..len) is next */
     bool holding;     /* the reader has ring[head] (full > 0) */
@@ -112,6 +117,8 @@ struct at_input {
     bool frame_open;    /* zstd: the last call ended inside a frame */
     bool want_ahead;    /* at_input_ahead: zstd on a thread of its own */
     ahead *ahead;       /* that thread, once started */
+    at_input_scan_fn *scan; /* work on the thread's buffers, or NULL */
+    void *scan_arg;
     int wake;           /* with the thread on a descriptor: an eventfd that
                            ends its wait for input (ahead_stop); else -1 */
 };
@@ -146,6 +153,12 @@ static void ahead_stop(at_input *in);
 void at_input_ahead(at_input *in)
 {
     in->want_ahead = true;
+}
+
+void at_input_scan_ahead(at_input *in, at_input_scan_fn *fn, void *arg)
+{
+    in->scan = fn;
+    in->scan_arg = arg;
 }
 
 void at_input_free(at_input *in)
@@ -403,12 +416,15 @@ static void *decompress(void *arg)
         pthread_mutex_lock(&q->lock);
         while (q->full == NZBUF && !q->quit)
             pthread_cond_wait(&q->not_full, &q->lock);
-        bool quit = q->quit;
+        bool quit = q->quit, busy = q->full >= NZBUF / 2;
         pthread_mutex_unlock(&q->lock);
         if (quit)
             break;
         zbuf *b = &q->ring[q->fill];
         fill_buffer(in, b);
+        if (in->scan)
+            in->scan(in->scan_arg, b->data, b->len, q->out_off, busy);
+        q->out_off += b->len;
         pthread_mutex_lock(&q->lock);
         q->full++;
         pthread_cond_signal(&q->not_empty);
@@ -418,6 +434,13 @@ static void *decompress(void *arg)
             break;
     }
     return NULL;
+}
+
+static void free_ring(ahead *q)
+{
+    for (int i = 0; i < NZBUF; i++)
+        free(q->ring[i].data);
+    free(q);
 }
 
 /* Starts the thread; false (and no thread) when it cannot be. */
@@ -438,9 +461,7 @@ static bool ahead_start(at_input *in)
         close(in->wake);
     in->wake = -1;
     in->ahead = NULL;
-    for (int i = 0; i < NZBUF; i++)
-        free(q->ring[i].data);
-    free(q);
+    free_ring(q);
     return false;
 }
 
@@ -468,9 +489,7 @@ static void ahead_stop(at_input *in)
     pthread_mutex_destroy(&q->lock);
     pthread_cond_destroy(&q->not_empty);
     pthread_cond_destroy(&q->not_full);
-    for (int i = 0; i < NZBUF; i++)
-        free(q->ring[i].data);
-    free(q);
+    free_ring(q);
     in->ahead = NULL;
 }
 

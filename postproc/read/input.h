@@ -9,6 +9,7 @@
 #ifndef AT_INPUT_H
 #define AT_INPUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,6 +28,17 @@ at_input *at_input_mem(const char *data, size_t len, at_diag *d);
  * (input.c's top says how); the same bytes and messages, in the same order.
  * Before the first at_input_read. */
 void at_input_ahead(at_input *in);
+
+/* Work done on the decompression thread on each buffer it fills, before
+ * the reader's thread may read its bytes (scan.c lexes lines there): fn
+ * gets the buffer's bytes and the stream offset of the first, and `busy`:
+ * whether the reader's thread is behind (half the ring or more is filled
+ * and waiting for it), the time to take work off it; when it is not, the
+ * bytes are better handed on at once. Without the thread (plain text,
+ * memory, no thread to be had) fn is not called. Set before the first
+ * read. */
+typedef void at_input_scan_fn(void *arg, const char *data, size_t len, uint64_t off, bool busy);
+void at_input_scan_ahead(at_input *in, at_input_scan_fn *fn, void *arg);
 
 /* Up to cap bytes of text into buf. Returns the count (> 0), 0 at the end
  * of the input, or -1 when the input cannot be read on: an I/O error, a

@@ -1,5 +1,7 @@
 # Reading a trace: the text format in (reader.c).
 POSTPROC_SRCS += postproc/read/reader.c
+# Lines lexed ahead of the reader on the decompression thread.
+POSTPROC_SRCS += postproc/read/scan.c
 # The input layer: plain or zstd-compressed traces, told apart by content.
 # libzstd's streaming decoder reads the tracer's .txt.zst files (issue 13).
 POSTPROC_SRCS += postproc/read/input.c

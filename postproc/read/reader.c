@@ -12,6 +12,13 @@
  * times, a frame list already seen is recognised by its bytes (hash, then
  * memcmp) without parsing its lines again.
  *
+ * With a zstd input read through the decompression thread, that thread
+ * also lexes call lines and finds and hashes frame lists ahead (scan.c);
+ * at each line start the reader takes what was found there instead of
+ * searching and lexing itself. The functions are the same (lex.h), and a
+ * line without a hint is read here as before, so the records, warnings
+ * and line numbers do not depend on the hints.
+ *
  * Decisions the spec leaves to the reader:
  * - Several call lines before one frame list are a compressed group, with
  *   or without the "# allocation summary" line.
@@ -42,6 +49,8 @@
 #include "leakkind.h"
 #include "reader.h"
 #include "input.h"
+#include "lex.h"
+#include "scan.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -106,6 +115,12 @@ typedef struct reader {
     uint64_t last_index;
     uint64_t block_line;
     uint8_t kind; /* from a leak kind line, for the calls of this block */
+    const at_lexed_call *pre; /* the line being read, lexed ahead (scan.c), or NULL */
+    at_scan *scan;            /* lines lexed ahead, or NULL */
+    uint64_t base;            /* the stream offset of the read buffer's first byte */
+    uint64_t hints_used;      /* line starts read from hints */
+    const at_stack **list_stack; /* by the scanner's list number; NULL: not known */
+    size_t nlist;
 
     pend_call *calls;
     size_t ncalls, ccalls;
@@ -175,65 +190,6 @@ static void put(reader *r, at_record *rec)
 
 /* ---- numbers ----------------------------------------------------------- */
 
-/* Hex digit value + 1, 0 for anything else: one load a digit. */
-static const uint8_t hex_digit[256] = {
-    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8,
-    ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-    ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
-/* Hex digits at s (no prefix) up to end; returns the count (0: none, or
- * more than 16 significant digits). */
-static size_t parse_hex(const char *s, const char *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t n = 0, max = (size_t)(end - s);
-    unsigned h;
-    while (n < max && (h = hex_digit[(unsigned char)s[n]]) != 0) {
-        if (v >> 60)
-            return 0;
-        v = (v << 4) | (uint64_t)(h - 1);
-        n++;
-    }
-    *out = v;
-    return n;
-}
-
-/* Decimal digits; 0 when the value overflows. The first 19 digits cannot
- * overflow, so only later ones pay the check (a division a digit was
- * a fifth of parsing a call). */
-static size_t parse_dec(const char *s, const char *end, uint64_t *out)
-{
-    uint64_t v = 0;
-    size_t n = 0, max = (size_t)(end - s), fast = max < 19 ? max : 19;
-    for (; n < fast && (unsigned)(s[n] - '0') < 10; n++)
-        v = v * 10 + (uint64_t)(s[n] - '0');
-    for (; n < max && s[n] >= '0' && s[n] <= '9'; n++) {
-        uint64_t d = (uint64_t)(s[n] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return 0;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return n;
-}
-
-static bool is_prefix(const char *s, size_t len, const char *p)
-{
-    size_t n = strlen(p);
-    return len >= n && memcmp(s, p, n) == 0;
-}
-
-static const char *find_last(const char *s, size_t len, const char *needle, size_t n)
-{
-    if (len < n)
-        return NULL;
-    for (size_t i = len - n + 1; i-- > 0;)
-        if (s[i] == needle[0] && memcmp(s + i, needle, n) == 0)
-            return s + i;
-    return NULL;
-}
-
 static const char *find_first(const char *s, size_t len, const char *needle, size_t n)
 {
     return memmem(s, len, needle, n);
@@ -248,7 +204,7 @@ static bool normalize_timestamp(const char *v, size_t len, char out[32])
     const char seps[] = ".. ::";
     const char *p = v, *end = v + len;
     for (int i = 0; i < 6; i++) {
-        size_t n = parse_dec(p, end, &f[i]);
+        size_t n = at_lex_dec(p, end, &f[i]);
         if (!n || n > 4)
             return false;
         p += n;
@@ -387,17 +343,17 @@ static bool read_resource(reader *r, const char *line, size_t len)
 {
     const char *end = line + len, *p = line + 1;
     uint64_t bit;
-    size_t n = parse_hex(p, end, &bit);
+    size_t n = at_lex_hex(p, end, &bit);
     if (!n || bit == 0 || bit > 0xffffffffu || (bit & (bit - 1)))
         return false;
     p += n;
-    if (!is_prefix(p, (size_t)(end - p), "> : "))
+    if (!at_lex_prefix(p, (size_t)(end - p), "> : "))
         return false;
     p += 4;
     bool refcount = false;
     const char *te = end;
     if (te > p && te[-1] == ']') {
-        const char *lb = find_last(p, (size_t)(te - p), " [", 2);
+        const char *lb = at_lex_last(p, (size_t)(te - p), " [", 2);
         if (!lb)
             return false;
         const char *f = lb + 2, *fe = te - 1;
@@ -433,11 +389,11 @@ static bool read_context(reader *r, const char *line, size_t len)
 {
     const char *end = line + len, *p = line + 2;
     uint64_t bit;
-    size_t n = parse_hex(p, end, &bit);
+    size_t n = at_lex_hex(p, end, &bit);
     if (!n || bit == 0 || bit > 0xffffffffu)
         return false;
     p += n;
-    if (!is_prefix(p, (size_t)(end - p), " : "))
+    if (!at_lex_prefix(p, (size_t)(end - p), " : "))
         return false;
     p += 3;
     char *name = strndup(p, (size_t)(end - p));
@@ -490,15 +446,15 @@ static bool read_attachment(reader *r, const char *line, size_t len)
 
 static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
 {
-    if (is_prefix(text, len, AT_CUT_PREFIX)) {
+    if (at_lex_prefix(text, len, AT_CUT_PREFIX)) {
         size_t n = strlen(AT_CUT_PREFIX);
         at_diag_warn(r->d, "%s:%llu: the trace was cut (%.*s): what is read from it is incomplete",
                      r->d->file, (unsigned long long)line, (int)(len - n), text + n);
     }
-    if (is_prefix(text, len, AT_BUILD_ID_PREFIX)) {
+    if (at_lex_prefix(text, len, AT_BUILD_ID_PREFIX)) {
         const char *p = text + strlen(AT_BUILD_ID_PREFIX);
         size_t n = len - strlen(AT_BUILD_ID_PREFIX);
-        const char *arrow = find_last(p, n, AT_MAP_ARROW, 4);
+        const char *arrow = at_lex_last(p, n, AT_MAP_ARROW, 4);
         if (arrow && arrow != p) {
             char *path = strndup(p, (size_t)(arrow - p));
             char *hex = strndup(arrow + 4, (size_t)(p + n - arrow - 4));
@@ -517,7 +473,6 @@ static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
 
 /* ---- calls ------------------------------------------------------------- */
 
-/* Parses a call line into c (name interned). Returns false if malformed. */
 /* The interned name, from the reader's few last ones or the trace's
  * table (a hash and a strnlen a call, ~7% of reading a real trace). */
 static const char *call_name(reader *r, const char *p, size_t len)
@@ -532,106 +487,32 @@ static const char *call_name(reader *r, const char *p, size_t len)
     return name;
 }
 
-/* "[HH:MM:SS.ffffff] ", the form the tracer writes, read at fixed places:
- * five parse_dec calls a call line were a fifth of parsing it. Anything
- * else (unpadded fields, 3 fraction digits) goes the general way, which
- * gives the same value for this form. */
-static bool fixed_time(const char *p, const char *end, uint64_t *us)
-{
-    static const unsigned char at[12] = { 1, 2, 4, 5, 7, 8, 10, 11, 12, 13, 14, 15 };
-    if (end - p < 18 || p[3] != ':' || p[6] != ':' || p[9] != '.' || p[16] != ']' ||
-        p[17] != ' ')
-        return false;
-    uint64_t d[12];
-    for (int i = 0; i < 12; i++) {
-        d[i] = (uint64_t)(unsigned char)(p[at[i]] - '0');
-        if (d[i] > 9)
-            return false;
-    }
-    uint64_t h = d[0] * 10 + d[1], m = d[2] * 10 + d[3], sec = d[4] * 10 + d[5];
-    if (m > 59 || sec > 60)
-        return false;
-    uint64_t frac = 0;
-    for (int i = 6; i < 12; i++)
-        frac = frac * 10 + d[i];
-    *us = ((h * 60 + m) * 60 + sec) * 1000000 + frac;
-    return true;
-}
-
+/* Parses a call line into c (name interned). Returns false if malformed.
+ * The scanner (scan.c) may have lexed the line already on the
+ * decompression thread (r->pre): the same function on the same bytes. */
 static bool parse_call(reader *r, const char *line, size_t len, at_call *c)
 {
-    const char *p = line, *end = line + len;
+    at_lexed_call own;
+    const at_lexed_call *lx = r->pre;
+    if (!lx) {
+        if (!at_lex_call(line, len, &own))
+            return false;
+        lx = &own;
+    }
     static const at_call none;
-    *c = none; /* a copy, not memset: gcc made that a rep stos, a sixth of this function */
-    size_t n = parse_dec(p, end, &c->index);
-    if (!n || !is_prefix(p + n, (size_t)(end - p - n), ". "))
-        return false;
-    p += n + 2;
-    if (p < end && *p == '@') {
-        uint64_t ctx;
-        n = parse_hex(p + 1, end, &ctx);
-        if (!n || ctx > 0xffffffffu || p + 1 + n >= end || p[1 + n] != ' ')
-            return false;
-        c->context = (uint32_t)ctx;
-        p += n + 2;
-    }
-    if (p < end && *p == '[' && fixed_time(p, end, &c->time_us)) {
-        c->has_time = true;
-        p += 18;
-    } else if (p < end && *p == '[') {
-        uint64_t f[3], frac;
-        const char *q = p + 1;
-        for (int i = 0; i < 3; i++) {
-            n = parse_dec(q, end, &f[i]);
-            if (!n || n > 2 || q + n >= end || q[n] != (i < 2 ? ':' : '.'))
-                return false;
-            q += n + 1;
-        }
-        n = parse_dec(q, end, &frac);
-        if ((n != 3 && n != 6) || q + n + 1 >= end || q[n] != ']' || q[n + 1] != ' ')
-            return false;
-        if (f[1] > 59 || f[2] > 60 || f[0] > 99)
-            return false;
-        if (n == 3)
-            frac *= 1000;
-        c->has_time = true;
-        c->time_us = ((f[0] * 60 + f[1]) * 60 + f[2]) * 1000000 + frac;
-        p = q + n + 2;
-    }
-    const char *name_end;
-    if (end > p && end[-1] == ')') {
-        /* release: NAME(0xID) */
-        const char *lp = find_last(p, (size_t)(end - p), "(", 1);
-        if (!lp || !is_prefix(lp + 1, (size_t)(end - lp - 1), "0x"))
-            return false;
-        n = parse_hex(lp + 3, end - 1, &c->id);
-        if (!n || lp + 3 + n != end - 1)
-            return false;
-        c->is_alloc = false;
-        name_end = lp;
-    } else {
-        /* allocation: NAME(SIZE) = 0xID */
-        const char *eq = find_last(p, (size_t)(end - p), ") = 0x", 6);
-        if (!eq)
-            return false;
-        n = parse_hex(eq + 6, end, &c->id);
-        if (!n || eq + 6 + n != end)
-            return false;
-        const char *lp = find_last(p, (size_t)(eq - p), "(", 1);
-        if (!lp)
-            return false;
-        n = parse_dec(lp + 1, eq, &c->size);
-        if (!n || lp + 1 + n != eq)
-            return false;
-        c->is_alloc = true;
-        name_end = lp;
-    }
-    if (name_end == p || memchr(p, '\0', (size_t)(name_end - p)))
-        return false;
+    *c = none; /* a copy, not memset: gcc made that a rep stos */
+    c->index = lx->index;
+    c->context = lx->context;
+    c->has_time = lx->has_time;
+    c->time_us = lx->time_us;
+    c->is_alloc = lx->is_alloc;
+    c->size = lx->size;
+    c->id = lx->id;
+    const char *p = line + lx->name_off, *name_end = p + lx->name_len;
     /* NAME<TYPE>: split only for a registered type (C++ template names). */
     c->res = r->t->nresources ? r->t->resources[0].bit : 0;
     if (name_end[-1] == '>') {
-        const char *lt = find_last(p, (size_t)(name_end - p), "<", 1);
+        const char *lt = at_lex_last(p, (size_t)(name_end - p), "<", 1);
         if (lt && lt > p) {
             const at_resource *res =
                 at_trace_resource_named(r->t, lt + 1, (size_t)(name_end - 1 - (lt + 1)));
@@ -788,10 +669,10 @@ static bool read_arg(reader *r, const char *line, size_t len)
 static bool read_frame(reader *r, const char *line, size_t len)
 {
     const char *end = line + len;
-    if (!is_prefix(line, len, "\t0x"))
+    if (!at_lex_prefix(line, len, "\t0x"))
         return false;
     uint64_t addr;
-    size_t n = parse_hex(line + 3, end, &addr);
+    size_t n = at_lex_hex(line + 3, end, &addr);
     if (!n)
         return false;
     const char *p = line + 3 + n;
@@ -828,7 +709,7 @@ static void top_line(reader *r, const char *line, size_t len);
 static bool take_chunk_end(reader *r, const char *line, size_t len)
 {
     size_t n = sizeof AT_CHUNK_END - 1;
-    if (!is_prefix(line, len, AT_CHUNK_END))
+    if (!at_lex_prefix(line, len, AT_CHUNK_END))
         return false;
     uint64_t v = 0;
     size_t i = n;
@@ -869,14 +750,14 @@ static void block_line(reader *r, const char *line, size_t len)
             BAD(r, r->lineno, "malformed frame line (TAB 0xADDR [TEXT])");
         return;
     }
-    if (is_prefix(line, len, AT_ALLOC_SUMMARY)) {
+    if (at_lex_prefix(line, len, AT_ALLOC_SUMMARY)) {
         r->st = ST_FRAMES;
         return;
     }
     if (line[0] == '#') {
         if (take_chunk_end(r, line, len))
             return;
-        if (!take_kind(r, line, len) && !is_prefix(line, len, AT_TEMP_COMMENT))
+        if (!take_kind(r, line, len) && !at_lex_prefix(line, len, AT_TEMP_COMMENT))
             keep_block_comment(r, line, len);
         return;
     }
@@ -905,7 +786,7 @@ static void take_snapshot_name(reader *r, const char *line, size_t len)
     static const char prefix[] = AT_SNAPSHOT_PREFIX;
     size_t n = sizeof prefix - 1;
     at_header *h = &r->t->header;
-    if ((h->filter & AT_F_LEAKS) && is_prefix(line, len, AT_SNAPSHOT_PREFIX))
+    if ((h->filter & AT_F_LEAKS) && at_lex_prefix(line, len, AT_SNAPSHOT_PREFIX))
         at_header_set(&h->snapshot, line + n, len - n);
 }
 
@@ -919,20 +800,20 @@ static void top_line(reader *r, const char *line, size_t len)
         if (take_kind(r, line, len) || take_chunk_end(r, line, len))
             return;
         take_snapshot_name(r, line, len);
-        if (!is_prefix(line, len, AT_TEMP_COMMENT) && !is_prefix(line, len, AT_ALLOC_SUMMARY))
+        if (!at_lex_prefix(line, len, AT_TEMP_COMMENT) && !at_lex_prefix(line, len, AT_ALLOC_SUMMARY))
             emit_comment(r, line, len, r->lineno);
         return;
     case '<':
         ok = read_resource(r, line, len);
         break;
     case '@':
-        ok = is_prefix(line, len, AT_CTX_PREFIX) && read_context(r, line, len);
+        ok = at_lex_prefix(line, len, AT_CTX_PREFIX) && read_context(r, line, len);
         break;
     case ':':
-        ok = is_prefix(line, len, AT_MAP_PREFIX) && read_map(r, line, len);
+        ok = at_lex_prefix(line, len, AT_MAP_PREFIX) && read_map(r, line, len);
         break;
     case '&':
-        ok = is_prefix(line, len, AT_ATTACH_PREFIX) && read_attachment(r, line, len);
+        ok = at_lex_prefix(line, len, AT_ATTACH_PREFIX) && read_attachment(r, line, len);
         break;
     case '\t':
         BAD(r, r->lineno, "argument or frame line outside a call record");
@@ -1032,28 +913,13 @@ static void reader_done(reader *r)
     free(r->fbuf);
     free(r->abuf);
     free(r->cache);
+    free(r->list_stack);
     for (size_t i = 0; i < r->nraw; i++)
         free(r->raw[i].text);
     free(r->raw);
 }
 
 /* ---- the fast path for repeated frame lists ------------------------------ */
-
-static uint64_t raw_hash(const char *p, size_t len)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
-    uint64_t w = 0;
-    memcpy(&w, p + i, len - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 32);
-}
 
 static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
 {
@@ -1081,53 +947,18 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
     return &r->raw[i];
 }
 
-/* The blank line that ends the frame list starting at p: *stop is set to
- * the line end before it, and the end of the blank line is returned (NULL
- * when it is not in the buffer yet). Both "\n\n" and "\r\n\r\n" end a
- * list; looking for "\n\n" alone would miss every CRLF list and scan to
- * the end of the buffer for each record. memchr is much faster than
- * memmem on short lines. */
-static const char *find_blank_line(const char *p, const char *end, const char **stop)
-{
-    for (const char *nl = p;; nl++) {
-        nl = memchr(nl, '\n', (size_t)(end - nl));
-        if (!nl || nl + 1 >= end)
-            return NULL;
-        if (nl[1] == '\n') {
-            *stop = nl;
-            return nl + 2;
-        }
-        if (nl[1] == '\r') {
-            if (nl + 2 >= end)
-                return NULL;
-            if (nl[2] == '\n') {
-                *stop = nl;
-                return nl + 3;
-            }
-        }
-    }
-}
-
 /* At a block's first frame line, with the whole frame list and its blank
  * line in the buffer: a trace repeats a few thousand frame lists millions
  * of times, so the bytes of the list are looked up as they are, and only a
  * list never seen is parsed line by line (and remembered if it was nothing
  * but well-formed frame lines). Returns the end of the blank line, or NULL
  * to go the ordinary way. */
-static const char *fast_frames(reader *r, const char *p, const char *end)
+/* A frame list not known yet, p..stop its lines, next the end of its
+ * blank line: read line by line. Returns its stack when it was nothing
+ * but well-formed frame lines (so its bytes may stand for it from now on),
+ * else NULL. */
+static const at_stack *new_list(reader *r, const char *p, const char *stop, const char *next)
 {
-    const char *stop;
-    const char *next = find_blank_line(p, end, &stop);
-    if (!next)
-        return NULL;
-    size_t len = (size_t)(stop + 1 - p);
-    uint64_t h = raw_hash(p, len);
-    raw_slot *slot = raw_find(r, h, p, len);
-    if (slot->stack) {
-        r->lineno += slot->stack->nframes + 1;
-        emit_calls(r, slot->stack);
-        return next;
-    }
     uint64_t warnings = r->d->warnings;
     size_t lines = 0;
     for (const char *q = p; q <= stop && !r->stop; lines++) {
@@ -1136,20 +967,73 @@ static const char *fast_frames(reader *r, const char *p, const char *end)
         q = nl + 1;
     }
     if (r->stop)
-        return next;
+        return NULL;
     if (r->st == ST_FRAMES && r->nframes == lines && r->ncomments == 0 &&
         r->d->warnings == warnings) {
         r->lineno++;
-        const at_stack *s = emit_block(r);
+        return emit_block(r);
+    }
+    /* the blank line, the ordinary way ("\r" or nothing) */
+    one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
+    return NULL;
+}
+
+/* A list the scanner found and numbered (scan.c: equal bytes, equal
+ * number): its stack by number, an array read instead of a hash probe
+ * and a memcmp of the list's 1-2 KB on a compiler's trace. */
+static const char *numbered_list(reader *r, const char *p, const at_hint *hint)
+{
+    const char *next = p + hint->next;
+    uint64_t id = hint->size;
+    r->hints_used++;
+    if (id < r->nlist && r->list_stack[id]) {
+        r->lineno += r->list_stack[id]->nframes + 1;
+        emit_calls(r, r->list_stack[id]);
+        return next;
+    }
+    const at_stack *s = new_list(r, p, p + hint->len - 1, next);
+    if (s) {
+        if (id >= r->nlist) {
+            size_t n = r->nlist ? r->nlist : 4096;
+            while (n <= id)
+                n *= 2;
+            r->list_stack = at_xreallocarray(r->list_stack, n, sizeof *r->list_stack);
+            memset(r->list_stack + r->nlist, 0, (n - r->nlist) * sizeof *r->list_stack);
+            r->nlist = n;
+        }
+        r->list_stack[id] = s;
+    }
+    return next;
+}
+
+static const char *fast_frames(reader *r, const char *p, const char *end, const at_hint *hint)
+{
+    if (hint && hint->kind == AT_HINT_LIST && hint->next <= (size_t)(end - p))
+        return numbered_list(r, p, hint);
+    /* With the scanner running every list it can number is numbered; one
+     * it could not (cut by a buffer's end) is read line by line, so that
+     * the lists' bytes are not kept twice, here and there. */
+    if (r->scan && at_scan_running(r->scan))
+        return NULL;
+    const char *stop, *next = at_lex_blank_line(p, end, &stop);
+    if (!next)
+        return NULL;
+    size_t len = (size_t)(stop + 1 - p);
+    uint64_t h = at_lex_list_hash(p, len);
+    raw_slot *slot = raw_find(r, h, p, len);
+    if (slot->stack) {
+        r->lineno += slot->stack->nframes + 1;
+        emit_calls(r, slot->stack);
+        return next;
+    }
+    const at_stack *s = new_list(r, p, stop, next);
+    if (s) {
         /* the slot is still free: nothing was added to the table since */
         *slot = (raw_slot){ h, len, malloc(len), s };
         if (!slot->text)
             at_oom();
         memcpy(slot->text, p, len);
         r->raw_used++;
-    } else {
-        /* the blank line, the ordinary way ("\r" or nothing) */
-        one_line(r, stop + 1, (size_t)(next - 1 - (stop + 1)));
     }
     return next;
 }
@@ -1164,17 +1048,31 @@ static bool frames_start(const reader *r)
     return r->st == ST_CALLS || (r->st == ST_FRAMES && r->nframes == 0);
 }
 
-/* Feeds the complete lines of buf[0..len); returns the bytes consumed. */
+/* Feeds the complete lines of buf[0..len); returns the bytes consumed.
+ * At each line start a hint of the scanner (scan.c) may stand for the
+ * search and the lexing the reader would do there. */
 static size_t feed(reader *r, const char *buf, size_t len)
 {
     const char *p = buf, *end = buf + len;
     while (p < end && !r->stop) {
+        const at_hint *hint = r->scan ? at_scan_at(r->scan, r->base + (uint64_t)(p - buf)) : NULL;
         if (frames_start(r) && end - p > 3 && p[0] == '\t' && p[1] == '0' && p[2] == 'x') {
-            const char *next = fast_frames(r, p, end);
+            const char *next = fast_frames(r, p, end, hint);
             if (next) {
                 p = next;
                 continue;
             }
+        }
+        if (hint && hint->kind == AT_HINT_CALL && hint->len < (size_t)(end - p) &&
+            p[hint->len] == '\n') {
+            at_lexed_call c;
+            at_scan_call(hint, &c);
+            r->pre = &c;
+            r->hints_used++;
+            one_line(r, p, hint->len);
+            r->pre = NULL;
+            p += hint->len + 1;
+            continue;
         }
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl)
@@ -1289,6 +1187,7 @@ static bool binary_long_line(reader *r, const char *buf, size_t len)
 static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *opts)
 {
     size_t len = 0;
+    uint64_t total = 0; /* the stream's bytes read so far */
     char *buf = at_xmalloc(cap);
     bool judged = false;
     int rc = 0;
@@ -1305,6 +1204,7 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
             break;
         }
         len += (size_t)got;
+        total += (uint64_t)got;
         if (!judged) {
             if (got > 0 && len < SNIFF_BYTES)
                 continue;
@@ -1312,6 +1212,7 @@ static int read_input(reader *r, at_input *in, size_t cap, const at_read_opts *o
             if (refuse_input(r, buf, len, got == 0))
                 break;
         }
+        r->base = total - len;
         size_t used = feed(r, buf, len);
         if (r->stop || r->d->failed) /* a stage's error (--strict) ends the read too */
             break;
@@ -1358,8 +1259,13 @@ int at_read_fd(int fd, at_trace *t, at_stage *sink, at_diag *d, const at_read_op
     reader_init(&r, t, sink, d);
     at_input *in = at_input_fd(fd, d);
     at_input_ahead(in);
+    r.scan = at_scan_new();
+    at_scan_attach(r.scan, in);
     int rc = read_input(&r, in, READ_BLOCK, opts);
     at_input_free(in);
+    at_scan_free(r.scan);
+    if (opts && opts->hints_used)
+        *opts->hints_used = r.hints_used;
     reader_done(&r);
     return rc;
 }

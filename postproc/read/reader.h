@@ -26,6 +26,9 @@ typedef struct at_read_opts {
      * (compressed ones for a zstd input; may be NULL). */
     void (*progress)(void *arg, uint64_t bytes);
     void *progress_arg;
+    /* Set at the end (may be NULL): how many line starts were read from
+     * the scanner's hints (scan.h), for the tests and benchmarks. */
+    uint64_t *hints_used;
 } at_read_opts;
 
 /* Reads the whole of fd, handing records to sink (not finishing it).

@@ -33,6 +33,7 @@ typedef struct pp_result {
     int rc;         /* at_read_mem's (at_read_fd's) result */
     uint64_t warnings;
     int status;     /* diag status when failed, else 0 */
+    uint64_t hints; /* from_fd: line starts read from the scanner's hints */
 } pp_result;
 
 static inline char *pp_slurp_fd(int fd)
@@ -76,7 +77,8 @@ static inline pp_result pp_run_bytes(const char *in, size_t len, const pp_opts *
         if (fwrite(in, 1, len, inf) != len || fflush(inf) != 0)
             abort();
         rewind(inf);
-        res.rc = at_read_fd(fileno(inf), t, head, &d, NULL);
+        at_read_opts ro = { .hints_used = &res.hints };
+        res.rc = at_read_fd(fileno(inf), t, head, &d, &ro);
         fclose(inf);
     } else {
         res.rc = at_read_mem(in, len, t, head, &d);
