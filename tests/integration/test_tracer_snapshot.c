@@ -394,16 +394,23 @@ static void test_sampling_adds_a_thread_only_beside_the_programs(void **state)
     assert_int_equal(finish(&p), 0);
 }
 
+/* A program sampled on one thread (no control thread yet), for the tests
+ * of its wake by gdb; skips where gdb is missing. */
+static prog start_sampled_one_thread(void)
+{
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "4k", NULL };
+    return start("full", "trace.txt", extra);
+}
+
 /* Sampling on one thread keeps its control socket, not the thread: the
  * first snapshot by pid has gdb start the thread (a moment's stop, as an
  * attach), and the snapshot holds what the trace holds. */
 static void test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_thread(void **state)
 {
     (void)state;
-    if (!h_have("gdb"))
-        skip();
-    const char *extra[] = { "--sample", "4k", NULL };
-    prog p = start("full", "trace.txt", extra);
+    prog p = start_sampled_one_thread();
     assert_string_equal(cmd(&p, "grow 100 1000"), "ok");
     assert_string_equal(cmd(&p, "tasks"), "ok 1");
     h_result s1 = snapshot(&p, NULL);
@@ -433,10 +440,7 @@ static void test_snapshot_by_pid_of_a_sampled_program_on_one_thread_starts_its_t
 static void test_snapshot_by_pid_of_a_sampled_program_busy_allocating(void **state)
 {
     (void)state;
-    if (!h_have("gdb"))
-        skip();
-    const char *extra[] = { "--sample", "4k", NULL };
-    prog p = start("full", "trace.txt", extra);
+    prog p = start_sampled_one_thread();
     assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
     fputs("churn 3000\n", p.in);
     fflush(p.in);
@@ -639,10 +643,7 @@ static void test_another_user_cannot_start_a_sampled_programs_thread(void **stat
 static void test_stopped_sampled_program_is_left_stopped(void **state)
 {
     (void)state;
-    if (!h_have("gdb"))
-        skip();
-    const char *extra[] = { "--sample", "4k", NULL };
-    prog p = start("full", "trace.txt", extra);
+    prog p = start_sampled_one_thread();
     assert_string_equal(cmd(&p, "grow 10 1000"), "ok");
     assert_int_equal(kill(p.pid, SIGSTOP), 0);
     char *status = h_fmt("/proc/%d/status", p.pid);
