@@ -125,14 +125,7 @@ static bool classify(at_runtime *r, const at_stack *s)
 
 bool at_runtime_cache(at_runtime *r, const at_stack *s)
 {
-    if (s->id >= r->nmemo) {
-        size_t n = r->nmemo ? r->nmemo : 256;
-        while (n <= s->id)
-            n *= 2;
-        r->memo = at_xreallocarray(r->memo, n, 1);
-        memset(r->memo + r->nmemo, 0, n - r->nmemo);
-        r->nmemo = n;
-    }
+    r->memo = at_xgrow_to(r->memo, &r->nmemo, s->id, 1, 256);
     if (!r->memo[s->id])
         r->memo[s->id] = classify(r, s) ? 2 : 1;
     return r->memo[s->id] == 2;

@@ -43,6 +43,19 @@ void *at_xreallocarray(void *p, size_t n, size_t size)
     return at_xrealloc(p, n * size);
 }
 
+void *at_xgrow_to(void *p, size_t *n, size_t index, size_t size, size_t first)
+{
+    if (index < *n)
+        return p;
+    size_t want = *n ? *n : first;
+    while (want <= index)
+        want *= 2;
+    p = at_xreallocarray(p, want, size);
+    memset((char *)p + *n * size, 0, (want - *n) * size);
+    *n = want;
+    return p;
+}
+
 char *at_xstrndup(const char *s, size_t n)
 {
     char *d = at_xmalloc(n + 1);

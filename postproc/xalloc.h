@@ -16,6 +16,11 @@ void *at_xcalloc(size_t n, size_t size);
 void *at_xrealloc(void *p, size_t n);
 /* realloc for n elements of `size` bytes, failing on overflow. */
 void *at_xreallocarray(void *p, size_t n, size_t size);
+/* An array of *n elements of `size` bytes, grown when needed so that
+ * element `index` is in it: its length doubled (from `first` when empty)
+ * until it is, the new elements zeroed, *n updated. For tables indexed by
+ * an id that only grows (a stack's, a site's). */
+void *at_xgrow_to(void *p, size_t *n, size_t index, size_t size, size_t first);
 char *at_xstrdup(const char *s);
 /* Exactly n bytes, NULs included, then a NUL: unlike strndup it does not
  * stop at a NUL (records keep fields with their length, and a field of a

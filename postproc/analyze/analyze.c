@@ -227,14 +227,7 @@ static void tally_release(const at_analyzer *a, tally *t, uint64_t size, uint64_
 static uint32_t site_for(at_analyzer *a, const at_call *c)
 {
     uint32_t sid = c->stack->id;
-    if (sid >= a->nsite_of) {
-        size_t n = a->nsite_of ? a->nsite_of : 1024;
-        while (n <= sid)
-            n *= 2;
-        a->site_of = at_xreallocarray(a->site_of, n, sizeof *a->site_of);
-        memset(a->site_of + a->nsite_of, 0, (n - a->nsite_of) * sizeof *a->site_of);
-        a->nsite_of = n;
-    }
+    a->site_of = at_xgrow_to(a->site_of, &a->nsite_of, sid, sizeof *a->site_of, 1024);
     if (a->site_of[sid])
         return a->site_of[sid] - 1;
     if (a->nsites == a->csites) {

@@ -993,14 +993,7 @@ static const char *numbered_list(reader *r, const char *p, const at_hint *hint)
     }
     const at_stack *s = new_list(r, p, p + hint->len - 1, next);
     if (s) {
-        if (id >= r->nlist) {
-            size_t n = r->nlist ? r->nlist : 4096;
-            while (n <= id)
-                n *= 2;
-            r->list_stack = at_xreallocarray(r->list_stack, n, sizeof *r->list_stack);
-            memset(r->list_stack + r->nlist, 0, (n - r->nlist) * sizeof *r->list_stack);
-            r->nlist = n;
-        }
+        r->list_stack = at_xgrow_to(r->list_stack, &r->nlist, id, sizeof *r->list_stack, 4096);
         r->list_stack[id] = s;
     }
     return next;

@@ -249,14 +249,7 @@ static const at_stack *done_get(const at_resolver *r, const at_stack *s)
 
 static void done_put(at_resolver *r, const at_stack *s, const at_stack *out)
 {
-    if (s->id >= r->ndone) {
-        size_t n = r->ndone ? r->ndone : 1024;
-        while (n <= s->id)
-            n *= 2;
-        r->done = at_xrealloc(r->done, n * sizeof *r->done);
-        memset(r->done + r->ndone, 0, (n - r->ndone) * sizeof *r->done);
-        r->ndone = n;
-    }
+    r->done = at_xgrow_to(r->done, &r->ndone, s->id, sizeof *r->done, 1024);
     r->done[s->id] = out;
 }
 
