@@ -47,6 +47,9 @@
  * writer's at_append_raw, handed down at start), never by calling up. */
 typedef void at_text_out(const char *p, size_t n);
 #define AT_HIDDEN __attribute__((visibility("hidden")))
+/* What the program or a debugger calls: the interposed functions, the at_*
+ * API (exports.map lists them). */
+#define AT_EXPORT __attribute__((visibility("default")))
 
 /* ---- thread.c (the tracer's own threads) ------------------------------- */
 /* Starts fn as a detached thread named `name`, every signal blocked, the

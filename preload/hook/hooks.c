@@ -402,8 +402,6 @@ static __attribute__((noinline)) void *sampled_realloc(enum at_fn fn, void *p, s
 
 /* ---- the interposed functions --------------------------------------------- */
 
-#define EXPORT __attribute__((visibility("default")))
-
 /*
  * The tracer's own blocks (see enter: libunwind's thread-local blocks, one
  * per thread that unwound) are remembered, so that their releases pass
@@ -706,49 +704,49 @@ static __attribute__((noinline)) void *traced_pvalloc(size_t n)
  * and a tail jump more; the frame between is skipped by the unwinder as
  * any of the tracer's own (at_unwind_raw).
  */
-EXPORT void *malloc(size_t n)
+AT_EXPORT void *malloc(size_t n)
 {
     if (at_sample_skip(n))
         return at_real.malloc(n);
     return traced_malloc(n);
 }
 
-EXPORT void *calloc(size_t n, size_t m)
+AT_EXPORT void *calloc(size_t n, size_t m)
 {
     if (at_sample_skip((uint64_t)n * m))
         return at_real.calloc(n, m);
     return traced_calloc(n, m);
 }
 
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
+AT_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     if (at_sample_skip(n))
         return at_real.posix_memalign(out, align, n);
     return traced_posix_memalign(out, align, n);
 }
 
-EXPORT void *aligned_alloc(size_t align, size_t n)
+AT_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (at_sample_skip(n))
         return at_real.aligned_alloc(align, n);
     return traced_aligned_alloc(align, n);
 }
 
-EXPORT void *memalign(size_t align, size_t n)
+AT_EXPORT void *memalign(size_t align, size_t n)
 {
     if (at_sample_skip(n))
         return at_real.memalign(align, n);
     return traced_memalign(align, n);
 }
 
-EXPORT void *valloc(size_t n)
+AT_EXPORT void *valloc(size_t n)
 {
     if (at_sample_skip(n))
         return at_real.valloc(n);
     return traced_valloc(n);
 }
 
-EXPORT void *pvalloc(size_t n)
+AT_EXPORT void *pvalloc(size_t n)
 {
     if (at_sample_skip(n))
         return at_real.pvalloc(n);
@@ -766,7 +764,7 @@ static inline int unpicked_release(void *p)
            !at_sample_maybe((uintptr_t)p);
 }
 
-EXPORT void free(void *p)
+AT_EXPORT void free(void *p)
 {
     if (__builtin_expect(at_sampling, 0) && unpicked_release(p)) {
         at_real.free(p);
@@ -793,7 +791,7 @@ static inline __attribute__((always_inline)) void *sampled_resize(enum at_fn fn,
     return sampled_realloc(fn, p, n, m, total, pick);
 }
 
-EXPORT void *realloc(void *p, size_t n)
+AT_EXPORT void *realloc(void *p, size_t n)
 {
     if (__builtin_expect(at_sampling, 0) && !in_arena(p))
         return sampled_resize(AT_REALLOC, p, n, 0, n);
@@ -803,14 +801,14 @@ EXPORT void *realloc(void *p, size_t n)
 /* glibc's old alias of free (a compat symbol: only binaries linked long
  * ago call it), interposed so that their releases are seen too, and a
  * picked block never reaches glibc with its header. */
-EXPORT void cfree(void *p)
+AT_EXPORT void cfree(void *p)
 {
     free(p);
 }
 
 /* Interposed for picked blocks' headers (tag.c): the program sees its
  * block's usable size, not glibc's chunk's. */
-EXPORT size_t malloc_usable_size(void *p)
+AT_EXPORT size_t malloc_usable_size(void *p)
 {
     if (!p)
         return 0;
@@ -823,7 +821,7 @@ EXPORT size_t malloc_usable_size(void *p)
     return at_real.usable_size(p);
 }
 
-EXPORT void *reallocarray(void *p, size_t n, size_t m)
+AT_EXPORT void *reallocarray(void *p, size_t n, size_t m)
 {
     size_t total;
     if (__builtin_expect(at_sampling, 0) && !in_arena(p) && !__builtin_mul_overflow(n, m, &total))

@@ -53,8 +53,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
 static char answer[PATH_MAX + 512];
 static char settings_copy[16384];
@@ -302,7 +300,7 @@ static const char *attach_locked(const char *settings, const char *why)
 }
 
 /* gdb calls these: one answer line each, in a buffer of ours. */
-EXPORT const char *at_attach(const char *settings)
+AT_EXPORT const char *at_attach(const char *settings)
 {
     int saved = at_guard, e = errno;
     at_guard = 1;
@@ -339,7 +337,7 @@ static int detach(char *detail, size_t cap)
     return rc;
 }
 
-EXPORT const char *at_detach(void)
+AT_EXPORT const char *at_detach(void)
 {
     char detail[PATH_MAX + 64];
     int rc = detach(detail, sizeof detail);
@@ -347,7 +345,7 @@ EXPORT const char *at_detach(void)
 }
 
 /* 1 while attached (the launcher asks before attaching again). */
-EXPORT int at_attached(void)
+AT_EXPORT int at_attached(void)
 {
     return __atomic_load_n(&attached, __ATOMIC_ACQUIRE);
 }

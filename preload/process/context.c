@@ -14,7 +14,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define NAME_MAX_LEN 128
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,7 +35,7 @@ static size_t registry_line(char *out, int i)
     return (size_t)(p - out);
 }
 
-EXPORT unsigned at_context_register(const char *name)
+AT_EXPORT unsigned at_context_register(const char *name)
 {
     if (!name || !*name)
         return 0;
@@ -71,13 +70,13 @@ void at_context_write_registry(void)
         at_append_raw(line, registry_line(line, i));
 }
 
-EXPORT void at_context_enter(unsigned bits) { at_ctx_mask |= bits; }
-EXPORT void at_context_exit(unsigned bits) { at_ctx_mask &= ~bits; }
-EXPORT unsigned at_context_current(void) { return at_ctx_mask; }
-EXPORT void at_tracing_enable(int on) { at_enabled = on != 0; }
-EXPORT int at_tracing_active(void) { return at_state == AT_STATE_ACTIVE && at_enabled; }
+AT_EXPORT void at_context_enter(unsigned bits) { at_ctx_mask |= bits; }
+AT_EXPORT void at_context_exit(unsigned bits) { at_ctx_mask &= ~bits; }
+AT_EXPORT unsigned at_context_current(void) { return at_ctx_mask; }
+AT_EXPORT void at_tracing_enable(int on) { at_enabled = on != 0; }
+AT_EXPORT int at_tracing_active(void) { return at_state == AT_STATE_ACTIVE && at_enabled; }
 
-EXPORT void at_trace_flush(void)
+AT_EXPORT void at_trace_flush(void)
 {
     int saved = at_guard;
     at_guard = 1;

@@ -48,8 +48,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 static int (*detach_fn)(char *detail, size_t cap);
 static atomic_int signal_pending;
 static atomic_int ctl_tid;
@@ -352,15 +350,24 @@ static int one_thread_sampled(void)
 #endif
 }
 
+/* The deferred thread, from a program's thread: its creation's
+ * allocations are not the program's. The snapshot signal, if any, was
+ * never deferred. */
+static int start_deferred_thread(void)
+{
+    int saved = at_guard;
+    at_guard = 1;
+    int rc = start_thread(0);
+    at_guard = saved;
+    return rc;
+}
+
 static void start_deferred(void)
 {
     if (!atomic_load_explicit(&deferred, memory_order_relaxed) || __libc_single_threaded ||
         !atomic_exchange(&deferred, 0))
         return;
-    int saved = at_guard;
-    at_guard = 1;
-    start_thread(0);   /* the snapshot signal, if any, was never deferred */
-    at_guard = saved;
+    start_deferred_thread();
 }
 
 static void start_or_defer(int install_signal)
@@ -384,18 +391,15 @@ static void start_or_defer(int install_signal)
  * the process has the thread, and glibc's multi-thread paths, like any
  * traced process. Returns the answer line gdb prints.
  */
-EXPORT const char *at_control_wake(void)
+AT_EXPORT const char *at_control_wake(void)
 {
     if (atomic_load(&ctl_tid) > 0)
         return "ok running";
     if (!atomic_exchange(&deferred, 0))
         return at_outfd_hidden() < 0 ? "error no control socket (ALLOCTRACE_CONTROL=0, or it could not be opened)"
                                      : "ok starting";
-    int saved = at_guard;
-    at_guard = 1;
-    int rc = start_thread(0);
-    at_guard = saved;
-    return rc == 0 ? "ok woken" : "error cannot start the control thread (see the program's stderr)";
+    return start_deferred_thread() == 0 ? "ok woken"
+                                          : "error cannot start the control thread (see the program's stderr)";
 }
 
 void at_control_start(void)

@@ -58,8 +58,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 static pid_t my_pid;
 static atomic_int finished;
 static int from_exit_end;   /* at_finish called by finish_last */
@@ -234,8 +232,8 @@ static __attribute__((noreturn)) void exit_now(int status)
     __builtin_unreachable();
 }
 
-EXPORT void _exit(int status) { exit_now(status); }
-EXPORT void _Exit(int status) { exit_now(status); }
+AT_EXPORT void _exit(int status) { exit_now(status); }
+AT_EXPORT void _Exit(int status) { exit_now(status); }
 
 /* ---- exec ------------------------------------------------------------- */
 
@@ -274,35 +272,35 @@ typedef int (*execve_t)(const char *, char *const[], char *const[]);
 typedef int (*execv_t)(const char *, char *const[]);
 typedef int (*fexecve_t)(int, char *const[], char *const[]);
 
-EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+AT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     REAL(execve, execve_t);
     before_exec(path);
     return after_exec(real_execve(path, argv, envp));
 }
 
-EXPORT int execv(const char *path, char *const argv[])
+AT_EXPORT int execv(const char *path, char *const argv[])
 {
     REAL(execv, execv_t);
     before_exec(path);
     return after_exec(real_execv(path, argv));
 }
 
-EXPORT int execvp(const char *file, char *const argv[])
+AT_EXPORT int execvp(const char *file, char *const argv[])
 {
     REAL(execvp, execv_t);
     before_exec(file);
     return after_exec(real_execvp(file, argv));
 }
 
-EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+AT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     REAL(execvpe, execve_t);
     before_exec(file);
     return after_exec(real_execvpe(file, argv, envp));
 }
 
-EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+AT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     REAL(fexecve, fexecve_t);
     (void)fd;
@@ -325,21 +323,21 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
     extra; \
     va_end(ap)
 
-EXPORT int execl(const char *path, const char *arg, ...)
+AT_EXPORT int execl(const char *path, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv, (void)0);
     return execv(path, (char *const *)argv);
 }
 
-EXPORT int execlp(const char *file, const char *arg, ...)
+AT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
     va_list ap;
     COLLECT_ARGS(arg, ap, argv, (void)0);
     return execvp(file, (char *const *)argv);
 }
 
-EXPORT int execle(const char *path, const char *arg, ...)
+AT_EXPORT int execle(const char *path, const char *arg, ...)
 {
     va_list ap;
     char *const *envp;

@@ -36,8 +36,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
 /* Default action: terminate, or terminate with a core dump. */
 static const int ending_signals[] = {
     SIGHUP, SIGINT, SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE,
@@ -151,7 +149,7 @@ static void note_taken(int sig, const struct sigaction *act)
                 : ", the --snapshot-signal: it replaces the tracer's, and that signal no longer takes a snapshot");
 }
 
-EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+AT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (resolve() < 0)
         return -1;
@@ -196,22 +194,22 @@ static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int se
     return sigaction(sig, &sa, &old) == 0 ? old.sa_handler : SIG_ERR;
 }
 
-EXPORT sighandler_t signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
     return set_handler(sig, handler, SA_RESTART, 1);
 }
 
-EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
 {
     return set_handler(sig, handler, SA_RESTART, 1);
 }
 
-EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
     return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
 
-EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+AT_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
 {
     return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }

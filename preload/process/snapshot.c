@@ -55,7 +55,6 @@
 
 #include "tracer.h"
 
-#define EXPORT __attribute__((visibility("default")))
 #define SNAP_TIMEOUT_S 300
 #define MAX_THREADS 65536
 #define LABEL_MAX 200
@@ -377,7 +376,7 @@ void at_snapshot_fork_child(void)
 /* alloctrace_snapshot(label): from a thread of the program. Returns the
  * snapshot's number, 0 without a running tracer, -1 when it failed (one
  * line on stderr says why). */
-EXPORT int at_snapshot(const char *label)
+AT_EXPORT int at_snapshot(const char *label)
 {
     if (at_state != AT_STATE_ACTIVE)
         return 0;

@@ -62,7 +62,6 @@
 #include "tracer.h"
 
 #define FD_FLOOR 1000
-#define EXPORT __attribute__((visibility("default")))
 
 static atomic_int out_fd = -1;
 static dev_t out_dev;
@@ -504,7 +503,7 @@ static int after_dup(int rc, int fd)
     return rc;
 }
 
-EXPORT int close(int fd)
+AT_EXPORT int close(int fd)
 {
     if (ours(fd)) {
         errno = EBADF;
@@ -531,7 +530,7 @@ static int close_range_skip(unsigned lo, unsigned hi, int flags, int fd)
     return rc;
 }
 
-EXPORT int close_range(unsigned lo, unsigned hi, int flags)
+AT_EXPORT int close_range(unsigned lo, unsigned hi, int flags)
 {
     int a = atomic_load(&out_fd), b = atomic_load(&ctl_fd);
     if (a < 0 || b < 0 || a == b)
@@ -548,7 +547,7 @@ EXPORT int close_range(unsigned lo, unsigned hi, int flags)
     return rc;
 }
 
-EXPORT void closefrom(int lo)
+AT_EXPORT void closefrom(int lo)
 {
     if (lo < 0)
         lo = 0;
@@ -566,7 +565,7 @@ EXPORT void closefrom(int lo)
     errno = e;
 }
 
-EXPORT int dup2(int old, int fd)
+AT_EXPORT int dup2(int old, int fd)
 {
     if (ours(old)) {
         errno = EBADF;
@@ -578,7 +577,7 @@ EXPORT int dup2(int old, int fd)
     return after_dup(__dup2(old, fd), fd);
 }
 
-EXPORT int dup3(int old, int fd, int flags)
+AT_EXPORT int dup3(int old, int fd, int flags)
 {
     if (ours(old)) {
         errno = EBADF;
