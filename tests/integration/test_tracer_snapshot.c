@@ -271,15 +271,24 @@ static void test_program_snapshot_in_full_mode_is_made_and_listed_at_exit(void *
     assert_int_equal(h_count_lines(s, "^[0-9]+\\. .*malloc\\(64\\) = "), 3);
 }
 
+/* A full-mode run that took snapshot 1 "from-api" of grow_cache's 3
+ * blocks of 64 (and its table), then ended: its trace and snapshot file
+ * are in p.dir. */
+static prog ran_with_a_snapshot_from_the_api(void)
+{
+    prog p = start("full", "trace.txt", NULL);
+    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
+    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
+    assert_int_equal(finish(&p), 0);
+    return p;
+}
+
 /* A snapshot's report calls its blocks live at that moment, not leaked:
  * they are what the running program held. */
 static void test_snapshot_report_says_live_not_leaked(void **state)
 {
     (void)state;
-    prog p = start("full", "trace.txt", NULL);
-    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
-    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
-    assert_int_equal(finish(&p), 0);
+    prog p = ran_with_a_snapshot_from_the_api();
     char *snap = h_fmt("%s/trace.snap1.txt", p.dir);
     const char *argv[] = { h_path("postproc/alloctrace-postproc"), "-r", "--format", "report",
                            snap, NULL };
@@ -303,10 +312,7 @@ static void test_snapshot_report_says_live_not_leaked(void **state)
 static void test_snapshot_stats_and_page_say_live_at_the_snapshot(void **state)
 {
     (void)state;
-    prog p = start("full", "trace.txt", NULL);
-    assert_string_equal(cmd(&p, "grow 3 64"), "ok");
-    assert_string_equal(cmd(&p, "snap from-api"), "ok 1");
-    assert_int_equal(finish(&p), 0);
+    prog p = ran_with_a_snapshot_from_the_api();
     char *snap = h_fmt("%s/trace.snap1.txt", p.dir), *page = h_fmt("%s/snap.html", p.dir);
     const char *stats[] = { h_path("postproc/alloctrace-postproc"), "--format", "stats", snap, NULL };
     h_result r = h_run(stats, NULL, NULL);
