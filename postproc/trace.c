@@ -93,6 +93,7 @@ void at_header_clear(at_header *h)
     h->nunknown = 0;
     h->filter = 0;
     h->sample_interval = 0;
+    h->time_on_change = false;
     h->present = false;
 }
 

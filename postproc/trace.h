@@ -49,6 +49,8 @@ typedef struct at_header {
     char *version, *arch, *timestamp, *process, *pid, *depth, *origin;
     char *sample;       /* "sampling interval=": the trace is sampled (sampling.h) */
     uint64_t sample_interval; /* its value in bytes; 0: every call is in the trace */
+    bool time_on_change; /* "time=on change": a call without a time has the last time
+                          * before it in index order (reorder.h); never written back */
     char *snapshot;     /* a snapshot file's "## snapshot: N LABEL" line: "N LABEL", or NULL */
     unsigned filter;    /* AT_F_* */
     char *filter_other; /* filter words that are not leaks/compress/resolve, "|"-joined, or NULL */

@@ -42,7 +42,7 @@
 
 struct at_config at_cfg = {
     .depth = AT_DEFAULT_DEPTH,
-    .timestamps = 1,
+    .timestamps = AT_TIMES_ON_CHANGE,
     .free_backtraces = 0,
     .start_enabled = 1,
     .toggle_signal = 0,
@@ -163,23 +163,44 @@ static const char *argv0_base(void)
     return base_name;
 }
 
+/* 1 or 0 for a boolean's spellings, -1 for anything else. */
+static int bool_value(const char *v)
+{
+    static const char *yes[] = { "1", "yes", "on", "true" }, *no[] = { "0", "no", "off", "false" };
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(v, yes[i]) == 0)
+            return 1;
+        if (strcasecmp(v, no[i]) == 0)
+            return 0;
+    }
+    return -1;
+}
+
 static int parse_bool(const char *name, int *out)
 {
     const char *v = at_getenv(name);
     if (!v)
         return 0;
-    static const char *yes[] = { "1", "yes", "on", "true" }, *no[] = { "0", "no", "off", "false" };
-    for (int i = 0; i < 4; i++) {
-        if (strcasecmp(v, yes[i]) == 0) {
-            *out = 1;
-            return 0;
-        }
-        if (strcasecmp(v, no[i]) == 0) {
-            *out = 0;
-            return 0;
-        }
-    }
-    return bad(name, v, "expected 1 or 0 (yes/no, on/off, true/false)");
+    int b = bool_value(v);
+    if (b < 0)
+        return bad(name, v, "expected 1 or 0 (yes/no, on/off, true/false)");
+    *out = b;
+    return 0;
+}
+
+/* ALLOCTRACE_TIMESTAMPS: a boolean (on: a full-mode call's time only when
+ * its millisecond moves on, chunk.c), or "all": on every call, as before. */
+static int parse_timestamps(void)
+{
+    const char *v = at_getenv(AT_ENV_TIMESTAMPS);
+    if (!v)
+        return 0;
+    int b = bool_value(v);
+    if (b < 0 && strcasecmp(v, "all") != 0)
+        return bad(AT_ENV_TIMESTAMPS, v,
+                   "expected 1, 0 (yes/no, on/off, true/false) or all (a time on every call)");
+    at_cfg.timestamps = b < 0 ? AT_TIMES_ALL : b ? AT_TIMES_ON_CHANGE : AT_TIMES_NONE;
+    return 0;
 }
 
 static int parse_depth(void)
@@ -391,7 +412,7 @@ int at_config_load(void)
 {
     keep_base_name();
     parse_trace_list();
-    if (parse_output() || parse_dir() || parse_depth() || parse_bool(AT_ENV_TIMESTAMPS, &at_cfg.timestamps) ||
+    if (parse_output() || parse_dir() || parse_depth() || parse_timestamps() ||
         parse_bool(AT_ENV_FREE_BT, &at_cfg.free_backtraces) || parse_start() ||
         parse_bool(AT_ENV_LEAK_KINDS, &at_cfg.leak_kinds) ||
         parse_bool(AT_ENV_KEEPER, &at_cfg.keeper) ||

@@ -60,10 +60,11 @@ int at_thread_run(void *(*fn)(void *), void *arg, const char *name, void *stack,
                   pthread_t *out) AT_HIDDEN;
 
 /* ---- config.c ---------------------------------------------------------- */
+enum { AT_TIMES_NONE, AT_TIMES_ON_CHANGE, AT_TIMES_ALL };
 struct at_config {
     char output[PATH_MAX];  /* as given (may hold %p); empty: default name */
     int depth;              /* frames per record, 0 .. AT_MAX_DEPTH */
-    int timestamps;
+    int timestamps;         /* AT_TIMES_*: none, on change (full mode's calls), all */
     int free_backtraces;
     int start_enabled;
     int toggle_signal;      /* 0: none */
@@ -248,6 +249,8 @@ struct at_event {
     uint64_t alignment;   /* nonzero: "$alignment = N" argument line */
     uint32_t ctx;
     uint64_t time_us;     /* local time of day, microseconds; unused when off */
+    int no_time;          /* full mode: the same millisecond as the last time
+                           * written (chunk.c): the call line has none */
     uint64_t stamp;       /* full mode: at_clock_stamp() of the event; its time is
                            * made off the hot path, where the text is (chunk.c) */
     void **frames;

@@ -29,6 +29,11 @@
  * bytes, after the depth. Its calls are a Poisson sample by bytes
  * (docs/TEXT_FORMAT.md, "Sampled traces"). */
 #define AT_HDR_SAMPLE    "sampling interval"
+/* Full mode's default (after origin): a call line without a time took
+ * place in the same millisecond as the last time written before it in
+ * index order; readers give it that time (docs/TEXT_FORMAT.md, "Calls"). */
+#define AT_HDR_TIME      "time"
+#define AT_TIME_ON_CHANGE "on change"
 #define AT_HDR_FIELD_END ", "
 
 #define AT_FILTER_LEAKS    "leaks"

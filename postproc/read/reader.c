@@ -310,6 +310,12 @@ static void read_header(reader *r, const char *line, size_t len)
                     at_header_set(&h->sample, v, vl);
                     h->sample_interval = n;
                 }
+            } else if (KEY(AT_HDR_TIME)) {
+                if (vl == strlen(AT_TIME_ON_CHANGE) && memcmp(v, AT_TIME_ON_CHANGE, vl) == 0)
+                    h->time_on_change = true;
+                else if (BAD(r, r->lineno, "header field " AT_HDR_TIME "=%.*s: expected \"" AT_TIME_ON_CHANGE "\"",
+                             (int)vl, v))
+                    return;
             } else
                 at_header_add_unknown(h, k, kl, v, vl);
 #undef KEY

@@ -36,6 +36,14 @@
  *   up to the first one missing: it loses the chunk cut short, as the
  *   tracer promises, never a call in the middle. Without marks (other
  *   writers, leaks mode's gaps by design) every held call goes out.
+ * - A trace whose header says "time=on change" (the tracer's full mode)
+ *   has a time only on a call whose millisecond differs from that of the
+ *   last time written before it in index order. Here, where the calls
+ *   are in index order, each call without a time is handed on with the
+ *   last time before it (carried_time), so every later stage, and the
+ *   text written, sees a time on every call: within 1 ms of the true one.
+ *   The writer then writes every time and not the key (trace.h), which
+ *   stays right whatever a filter or a selection leaves out.
  */
 #include "reorder.h"
 #include "diag.h"
@@ -56,6 +64,7 @@ typedef struct reorder {
     at_call **heap;   /* min-heap by index, of copies */
     size_t n, hcap;
     uint64_t next;    /* the index that can go on next */
+    uint64_t last_time; /* the last call's time ("time=on change"); AT_NO_TIME: none */
 } reorder;
 
 static void heap_push(reorder *o, at_call *c)
@@ -92,11 +101,32 @@ static at_call *heap_pop(reorder *o)
     return top;
 }
 
+void at_carry_time(uint64_t *last, at_call *c)
+{
+    if (c->has_time)
+        *last = c->time_us;
+    else if (*last != AT_NO_TIME) {
+        c->has_time = true;
+        c->time_us = *last;
+    }
+}
+
+/* `c`, or its copy in `room` with the time carried to it (at_carry_time). */
+static const at_call *carried_time(reorder *o, const at_call *c, at_call *room)
+{
+    if (!o->t->header.time_on_change)
+        return c;
+    *room = *c;
+    at_carry_time(&o->last_time, room);
+    return room;
+}
+
 static void hand_on(reorder *o, const at_call *c)
 {
     if (c->index >= o->next)
         o->next = c->index + 1;
-    at_record rec = { .kind = AT_REC_CALL, .u.call = (at_call *)c };
+    at_call room;
+    at_record rec = { .kind = AT_REC_CALL, .u.call = carried_time(o, c, &room) };
     at_stage_put(o->stage.next, &rec);
 }
 
@@ -160,8 +190,15 @@ static bool emit_one(reorder *o, uint64_t drop_after, uint64_t *dropped, uint64_
 static void put(at_stage *self, const at_record *r)
 {
     reorder *o = (reorder *)self;
-    if (r->kind != AT_REC_CALL || !o->t->input_compressed) {
+    if (r->kind != AT_REC_CALL) {
         at_stage_put(self->next, r);
+        return;
+    }
+    if (!o->t->input_compressed) {   /* in index order already */
+        at_call room;
+        at_record rec = *r;
+        rec.u.call = carried_time(o, r->u.call, &room);
+        at_stage_put(self->next, &rec);
         return;
     }
     const at_call *c = r->u.call;
@@ -208,6 +245,7 @@ at_stage *at_reorder_new(at_stage *next, at_trace *t, at_diag *d)
     o->t = t;
     o->d = d;
     o->next = 1;
+    o->last_time = AT_NO_TIME;
     t->calls_in_order = true;
     return &o->stage;
 }

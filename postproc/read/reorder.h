@@ -15,4 +15,10 @@
 at_stage *at_reorder_new(at_stage *next, at_trace *t, at_diag *d);
 void at_reorder_free(at_stage *s);
 
+/* A call of a "time=on change" trace (TEXT_FORMAT.md, "Calls"), given in
+ * index order: one without a time gets *last, the last time before it;
+ * one with a time sets *last. Start *last at AT_NO_TIME. */
+#define AT_NO_TIME UINT64_MAX
+void at_carry_time(uint64_t *last, at_call *c);
+
 #endif

@@ -32,6 +32,7 @@
 #include "tree.h"
 
 #include "reader.h"
+#include "reorder.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -122,6 +123,10 @@ static int read_node(const char *path, node *nd, at_diag *d)
     }
     if (nd->n)
         qsort(nd->calls, nd->n, sizeof *nd->calls, by_index);
+    /* the parent's calls the child inherits keep their own times */
+    if (nd->t->header.time_on_change)
+        for (uint64_t last = AT_NO_TIME, i = 0; i < nd->n; i++)
+            at_carry_time(&last, &nd->calls[i]);
     const at_header *h = &nd->t->header;
     nd->pid = h->pid ? atol(h->pid) : -1;
     const char *v = header_value(h, "ppid");

@@ -31,11 +31,19 @@
  *   write (one zstd frame when compressed), ending between units.
  * - The call lines are where the writer thread's CPU goes (~55 bytes an
  *   event; three quarters of the thread's time is zstd on them, ~1 ns a
- *   byte whatever the level), and none of their bytes can go: index, the
- *   time to the microsecond (a third of the bytes and of zstd's time; the
- *   3 fraction digits the reader accepts would change the records), size,
- *   and the address in hex without leading zeros are what the protocol
- *   has. Measured and left (docs/benchmarks.md): pieces of 128 KiB
+ *   byte whatever the level). The time to the microsecond was a third of
+ *   their bytes and of zstd's time, and the part it cannot compress: a
+ *   call's time is written only when its millisecond differs from that of
+ *   the last time written before it in index order (the header says
+ *   "time=on change"; ALLOCTRACE_TIMESTAMPS=all writes every one). The
+ *   decision is made as the records come, in index order, before they are
+ *   grouped; the first call of every chunk carries a time, so a trace (a
+ *   child's, one after exec or a restart) and a signal handler's flush
+ *   start with one without state shared between formatters. The reader
+ *   gives a call without one the last time before it
+ *   (postproc/read/reorder.c). Index, size and the address in hex without
+ *   leading zeros are what the protocol has. Measured and left
+ *   (docs/benchmarks.md): pieces of 128 KiB
  *   instead of 1 MiB (no change), and handing zstd the matches this file
  *   knows (ZSTD_compressSequences: its entropy stage alone costs 28-36 ns
  *   an event against 45-53 for level -2 whole, before finding the ~3
@@ -60,6 +68,7 @@
 #define TABLE (1u << 16)            /* twice MAX_RECS and more */
 _Static_assert(TABLE >= 2 * MAX_RECS, "table at most half full");
 #define NONE UINT32_MAX
+#define NO_TIME UINT64_MAX
 #define GROUP_TEXT 3072
 #define SLACK 64                    /* format.c's 16-byte stores past the end */
 
@@ -76,6 +85,7 @@ struct slot {
 struct at_chunk {
     const struct at_rec **rec;      /* [MAX_RECS]: the records of the window */
     uint32_t *next;                 /* [MAX_RECS]: the next one of its group */
+    uint64_t *time_us;              /* [MAX_RECS]: its time to write, or NO_TIME */
     struct group *groups;           /* [MAX_RECS] */
     struct slot *table;             /* [TABLE], keyed by the stack pointer */
     uint32_t nrecs, ngroups, gen;
@@ -84,6 +94,7 @@ struct at_chunk {
     at_text_out *out;
     const struct at_stamp_conv *conv;   /* the records' stamps into times */
     struct at_time_text time;       /* the last call line's second, as text */
+    uint64_t last_ms;               /* the millisecond of the last time written */
     uint64_t last_index;            /* the chunk's highest index; 0: no call */
 };
 
@@ -97,8 +108,9 @@ struct at_chunk *at_chunk_new(void)
     size_t a = round_page(sizeof(struct at_chunk)), b = round_page(MAX_RECS * sizeof(void *)),
            c = round_page(MAX_RECS * sizeof(uint32_t)),
            d = round_page(MAX_RECS * sizeof(struct group)),
-           e = round_page(TABLE * sizeof(struct slot)), f = round_page(AT_TEXT_PIECE + SLACK);
-    char *m = mmap(NULL, a + b + c + d + e + f, PROT_READ | PROT_WRITE,
+           e = round_page(TABLE * sizeof(struct slot)), f = round_page(AT_TEXT_PIECE + SLACK),
+           g = round_page(MAX_RECS * sizeof(uint64_t));
+    char *m = mmap(NULL, a + b + c + d + e + f + g, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)
         return NULL;
@@ -108,6 +120,7 @@ struct at_chunk *at_chunk_new(void)
     k->groups = (struct group *)(void *)(m + a + b + c);
     k->table = (struct slot *)(void *)(m + a + b + c + d);
     k->text = m + a + b + c + d + e;
+    k->time_us = (uint64_t *)(void *)(m + a + b + c + d + e + f);
     k->gen = 1;
     return k;
 }
@@ -137,9 +150,23 @@ static uint32_t slot_of(const struct at_stack *st)
     return (uint32_t)at_mix64((uintptr_t)st) & (TABLE - 1);
 }
 
+/* The time a record's call line shows, decided in index order: NO_TIME
+ * when it is in the millisecond of the last time written. */
+static uint64_t time_to_write(struct at_chunk *k, const struct at_rec *r)
+{
+    if (at_cfg.timestamps == AT_TIMES_NONE)
+        return NO_TIME;
+    uint64_t t = at_stamp_us(k->conv, r->stamp), ms = t / 1000;
+    if (at_cfg.timestamps == AT_TIMES_ON_CHANGE && ms == k->last_ms)
+        return NO_TIME;
+    k->last_ms = ms;
+    return t;
+}
+
 static void add_call(struct at_chunk *k, const struct at_rec *r)
 {
     uint32_t i = slot_of(r->stack), n = k->nrecs++;
+    k->time_us[n] = time_to_write(k, r);
     for (; k->table[i].gen == k->gen; i = (i + 1) & (TABLE - 1)) {
         struct group *g = &k->groups[k->table[i].group];
         if (g->stack == r->stack) {
@@ -173,7 +200,7 @@ static void put_chunk_end(struct at_chunk *k)
 }
 
 /* A record's event, without frames: at_format_body makes its call line. */
-static struct at_event event_of(const struct at_rec *r, const struct at_stamp_conv *conv)
+static struct at_event event_of(const struct at_rec *r, uint64_t time_us)
 {
     const struct at_stack *st = r->stack;
     uint64_t h = r->head;
@@ -181,7 +208,7 @@ static struct at_event event_of(const struct at_rec *r, const struct at_stamp_co
     return (struct at_event){
         .fn = (enum at_fn)((h >> AT_REC_FN_SHIFT) & 15), .release = release,
         .size = r->size, .id = r->id, .alignment = st && !release ? st->alignment : 0,
-        .ctx = r->ctx, .time_us = at_stamp_us(conv, r->stamp),
+        .ctx = r->ctx, .time_us = time_us, .no_time = time_us == NO_TIME,
     };
 }
 
@@ -196,7 +223,7 @@ static uint32_t put_piece(struct at_chunk *k, const struct at_stack *st, uint32_
     for (; n != NONE && (count == 0 || (size_t)(p - start) + AT_HEAD_MAX + 24 + tail <= GROUP_TEXT);
          n = k->next[n], count++) {
         const struct at_rec *r = k->rec[n];
-        struct at_event e = event_of(r, k->conv);
+        struct at_event e = event_of(r, k->time_us[n]);
         p += at_fmt_dec(p, r->head >> AT_REC_INDEX_SHIFT);
         *p++ = '.';
         *p++ = ' ';
@@ -251,6 +278,7 @@ void at_chunk_text(struct at_chunk *k, const char *p, size_t n, at_text_out *out
     k->out = out;
     k->conv = conv;
     k->last_index = 0;
+    k->last_ms = NO_TIME;   /* the chunk's first call has a time */
     k->len = 0;
     k->nrecs = k->ngroups = 0;
     const char *end = p + n;

@@ -180,7 +180,7 @@ size_t at_format_call(char *buf, const struct at_event *e, struct at_time_text *
         p = put_hex16(p, e->ctx);
         *p++ = ' ';
     }
-    if (at_cfg.timestamps)
+    if (at_cfg.timestamps && !e->no_time)
         p = put_time(p, e->time_us, tc);
     p = put(p, at_fn_names[e->fn], fn_lens[e->fn]);
     if (e->release) {
@@ -229,15 +229,28 @@ static char *put_value(char *p, char *end, const char *s)
 
 /* Everything after the process name: pid, filter, depth, origin and the
  * registry line. A name too long for the buffer is cut to leave this. */
-#define HEADER_TAIL_MAX 288   /* with a child's ppid and fork index, a sampling interval */
+#define HEADER_TAIL_MAX 320   /* with a child's ppid and fork index, a sampling interval, the time key */
 
+static size_t format_header(char *h, size_t cap, const struct tm *tm, const char *process,
+                            pid_t pid, pid_t ppid, uint64_t fork_index, int sparse_times);
+
+/* A snapshot's header: its live blocks have every time (live.c). */
 size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
 {
-    return at_format_header_child(h, cap, tm, process, pid, 0, 0);
+    return format_header(h, cap, tm, process, pid, 0, 0, 0);
 }
 
+/* A trace's header: full mode's calls have a time when its millisecond
+ * moves on (chunk.c), and "time=on change" says so. */
 size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
                               pid_t pid, pid_t ppid, uint64_t fork_index)
+{
+    return format_header(h, cap, tm, process, pid, ppid, fork_index,
+                         !at_cfg.leaks_mode && at_cfg.timestamps == AT_TIMES_ON_CHANGE);
+}
+
+static size_t format_header(char *h, size_t cap, const struct tm *tm, const char *process,
+                            pid_t pid, pid_t ppid, uint64_t fork_index, int sparse_times)
 {
     char *p = h;
     p = PUTS(p, AT_HDR_VERSION "=" AT_PROTOCOL_VERSION ", " AT_HDR_ARCH "=x86_64, "
@@ -267,6 +280,8 @@ size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const ch
         p += at_fmt_dec(p, at_cfg.sample);
     }
     p = PUTS(p, ", " AT_HDR_ORIGIN "=" AT_ORIGIN_NAME " " AT_VERSION ", ");
+    if (sparse_times)
+        p = PUTS(p, AT_HDR_TIME "=" AT_TIME_ON_CHANGE ", ");
     if (ppid > 0) {
         p = PUTS(p, AT_HDR_PPID "=");
         p += at_fmt_dec(p, (uint64_t)ppid);

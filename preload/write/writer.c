@@ -626,9 +626,8 @@ static void write_header(pid_t pid, int child, uint64_t fork_index)
         at_clock_start(gmtoff_us);
     }
     local_tm(&tm);
-    at_append_raw(h, child ? at_format_header_child(h, sizeof h, &tm, at_argv0(), pid,
-                                                    parent_pid, fork_index)
-                           : at_format_header(h, sizeof h, &tm, at_argv0(), pid));
+    at_append_raw(h, at_format_header_child(h, sizeof h, &tm, at_argv0(), pid,
+                                            child ? parent_pid : 0, fork_index));
 }
 
 int at_writer_open(pid_t pid, int child)
