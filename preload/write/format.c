@@ -240,13 +240,14 @@ size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *pr
     return format_header(h, cap, tm, process, pid, 0, 0, 0);
 }
 
-/* A trace's header: full mode's calls have a time when its millisecond
- * moves on (chunk.c), and "time=on change" says so. */
+/* A trace's header: full mode's calls, and the blocks of leaks mode's
+ * report at exit, have a time when its millisecond moves on (chunk.c,
+ * leakreport.c), and "time=on change" says so. */
 size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
                               pid_t pid, pid_t ppid, uint64_t fork_index)
 {
     return format_header(h, cap, tm, process, pid, ppid, fork_index,
-                         !at_cfg.leaks_mode && at_cfg.timestamps == AT_TIMES_ON_CHANGE);
+                         at_cfg.timestamps == AT_TIMES_ON_CHANGE);
 }
 
 static size_t format_header(char *h, size_t cap, const struct tm *tm, const char *process,
