@@ -31,6 +31,8 @@ struct t_rec {
     uint32_t ctx;
     int has_time;
     uint64_t time_us;       /* time of day, microseconds, when has_time */
+    int carried;            /* written without a time ("time=on change"): has_time and
+                             * time_us are the last written before it, in index order */
     uint64_t alignment;     /* 0: no $alignment line */
     size_t first_frame;     /* into t_trace.frames */
     int nframes;
@@ -197,6 +199,35 @@ static inline int t_restore_order(struct t_trace *t)
     return 0;
 }
 
+/* With "time=on change" in the header, a call without a time gets the
+ * last one written before it in index order (docs/TEXT_FORMAT.md section
+ * 4), and is marked carried. */
+static inline void t_carry_times(struct t_trace *t)
+{
+    if (!strstr(t->header, ", time=on change, "))
+        return;
+    const struct t_rec *last = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+        struct t_rec *r = &t->recs[i];
+        if (r->has_time) {
+            last = r;
+        } else if (last) {
+            r->has_time = 1;
+            r->time_us = last->time_us;
+            r->carried = 1;
+        }
+    }
+}
+
+/* The records in index order, with their times. */
+static inline int t_in_order(struct t_trace *t)
+{
+    if (t->compressed && t_restore_order(t) < 0)
+        return -1;
+    t_carry_times(t);
+    return 0;
+}
+
 /* The group's calls (from `first`) get its frames (from `frame0`). */
 static inline void t_close_group(struct t_trace *t, size_t first, size_t frame0)
 {
@@ -219,7 +250,7 @@ static inline int t_parse(const char *text, struct t_trace *t)
             if (in_frames)
                 t->n = group;
             t->complete = 0;
-            return t->compressed ? t_restore_order(t) : 0;
+            return t_in_order(t);
         }
         size_t len = (size_t)(nl - p);
         char line[8192];
@@ -335,7 +366,7 @@ static inline int t_parse(const char *text, struct t_trace *t)
     }
     if (in_frames)   /* cut right after a frame line: drop the record (group) */
         t->n = group;
-    return t->compressed ? t_restore_order(t) : 0;
+    return t_in_order(t);
 }
 
 /* Reads and parses a trace file, failing the test on error. */
