@@ -525,7 +525,8 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
 
     /* before them, what the rest of the process tree holds (tree.h) */
     if (o->ntree) {
-        at_stage *s = at_tree_new(p->head, t, o->input, o->tree, o->ntree, o->leaks, d);
+        at_stage *s = at_tree_new(p->head, t, o->input, o->tree, o->ntree, o->leaks,
+                                  o->snapshot != NULL, d);
         if (!s)
             return -1;
         push(p, s, at_tree_free);
