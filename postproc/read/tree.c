@@ -224,6 +224,7 @@ typedef struct tree {
     size_t passed_on;    /* inherited blocks a child holds at its end */
     char note[256];      /* the comment about what was taken out */
     const at_stack *open_stack; /* a group whose pieces went out, more to come */
+    at_diag *d;
     bool first;          /* a snapshot: inherited blocks first, calls shifted */
     bool sent;           /* ... and they went out */
 } tree;
@@ -280,6 +281,12 @@ static void plan_inherited(tree *tr)
     node *parent = me->has_fork ? find_pid(tr, me->ppid) : NULL;
     if (me->leaks || !parent || parent->leaks)
         return;
+    if (parent->max_index < me->fork_index)
+        at_diag_warn(tr->d,
+                     "the trace of pid %ld ends at its call %llu, before its fork of pid %ld at "
+                     "call %llu: what it allocated in between is not known (not written yet?)",
+                     parent->pid, (unsigned long long)parent->max_index, me->pid,
+                     (unsigned long long)me->fork_index);
     live l;
     live_init(&l);
     live_at(tr, parent, me->fork_index, &l, 0);
@@ -525,6 +532,7 @@ at_stage *at_tree_new(at_stage *next, at_trace *t, const char *main_path,
     tr->t = t;
     tr->active = leaks;
     tr->first = first;
+    tr->d = d;
     tr->nodes = at_xcalloc(n + 1, sizeof *tr->nodes);
     for (size_t i = 0; i <= n; i++) {
         if (read_node(i == 0 ? main_path : others[i - 1], &tr->nodes[i], d) != 0) {
