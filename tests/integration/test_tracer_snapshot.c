@@ -622,6 +622,28 @@ static void test_forked_childs_snapshot_holds_what_it_inherited(void **state)
     h_result_free(&s);
 }
 
+/* The same when sampled: no writer thread writes the parent's calls, so
+ * it writes them at the fork. */
+static void test_sampled_forked_childs_snapshot_holds_what_it_inherited(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "1", NULL };
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 3 4000"), "ok");
+    int child = 0;
+    assert_int_equal(sscanf(cmd(&p, "fork"), "child %d", &child), 1);
+    prog c = { .pid = child, .dir = p.dir };
+    h_result s = snapshot(&c, NULL);
+    assert_int_equal(s.status, 0);
+    kill(child, SIGKILL);
+    finish(&p);
+    char *snap = h_read_file(h_fmt("%s/trace.txt.%d.snap1.txt", p.dir, child), NULL);
+    assert_int_equal(h_count_lines(snap, "^[0-9]+\\. .*malloc\\(4000\\) = 0x"), 3);
+    h_result_free(&s);
+}
+
 static void test_another_users_request_is_refused(void **state)
 {
     (void)state;
@@ -713,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
         cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
         cmocka_unit_test(test_forked_childs_snapshot_holds_what_it_inherited),
+        cmocka_unit_test(test_sampled_forked_childs_snapshot_holds_what_it_inherited),
         cmocka_unit_test(test_another_users_request_is_refused),
         cmocka_unit_test(test_another_user_cannot_start_a_sampled_programs_thread),
         cmocka_unit_test(test_stopped_sampled_program_is_left_stopped),
