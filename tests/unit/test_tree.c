@@ -4,6 +4,7 @@
  * child still holds leaves the parent's report; full and leaks mode; a
  * child's snapshot holds what it inherited; a trace that cannot be read. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -44,9 +45,10 @@ static char *put_file(const char *name, const char *text)
     return path;
 }
 
-/* `main_text` (also written to main_name) with -l, beside `other`. */
-static char *run_tree(const char *main_name, const char *main_text, const char *other_name,
-                      const char *other_text)
+/* `main_text` (also written to main_name) with -l, beside `other`; with
+ * `snapshot`, snapshot 1 of it (--snapshot 1: reorder, the mark, pairing). */
+static char *run_stages(const char *main_name, const char *main_text, const char *other_name,
+                        const char *other_text, bool snapshot)
 {
     char *main_path = put_file(main_name, main_text), *other = put_file(other_name, other_text);
     FILE *of = tmpfile();
@@ -55,13 +57,20 @@ static char *run_tree(const char *main_name, const char *main_text, const char *
     at_trace *t = at_trace_new();
     at_stage *w = at_writer_new(fileno(of), t, &d);
     at_stage *l = at_leaks_new(w, t);
+    at_stage *m = snapshot ? at_snapmark_new(l, t, &d, "1") : NULL;
+    at_stage *o = snapshot ? at_reorder_new(m, t, &d) : NULL;
     const char *others[] = { other };
-    at_stage *tr = at_tree_new(l, t, main_path, others, 1, true, false, &d);
+    at_stage *tr = at_tree_new(snapshot ? o : l, t, main_path, others, 1, true, snapshot, &d);
     assert_non_null(tr);
     assert_int_equal(at_read_mem(main_text, strlen(main_text), t, tr, &d), 0);
     at_stage_finish(tr);
+    assert_false(d.failed);
     char *out = pp_slurp_fd(fileno(of));
     at_tree_free(tr);
+    if (snapshot) {
+        at_reorder_free(o);
+        at_snapmark_free(m);
+    }
     at_leaks_free(l);
     at_writer_free(w);
     at_trace_free(t);
@@ -71,6 +80,18 @@ static char *run_tree(const char *main_name, const char *main_text, const char *
     free(main_path);
     free(other);
     return out;
+}
+
+static char *run_tree(const char *main_name, const char *main_text, const char *other_name,
+                      const char *other_text)
+{
+    return run_stages(main_name, main_text, other_name, other_text, false);
+}
+
+/* Snapshot 1 of `main_text`, beside `other_text`. */
+static char *run_snapshot(const char *main_text, const char *other_text)
+{
+    return run_stages("c", main_text, "p", other_text, true);
 }
 
 static void child_reports_the_inherited_block_it_never_frees(void **state)
@@ -126,40 +147,6 @@ static void trace_of_another_tree_changes_nothing(void **state)
     assert_null(strstr(out, "## process tree"));
     assert_non_null(strstr(out, "# 3 block(s) leaked with total size of 600 bytes"));
     free(out);
-}
-
-/* Snapshot 1 of `main_text` (--snapshot 1: reorder, the mark, pairing),
- * beside `other`. */
-static char *run_snapshot(const char *main_text, const char *other_text)
-{
-    char *main_path = put_file("c", main_text), *other = put_file("p", other_text);
-    FILE *of = tmpfile();
-    at_diag d;
-    at_diag_init(&d, main_path);
-    at_trace *t = at_trace_new();
-    at_stage *w = at_writer_new(fileno(of), t, &d);
-    at_stage *l = at_leaks_new(w, t);
-    at_stage *m = at_snapmark_new(l, t, &d, "1");
-    at_stage *o = at_reorder_new(m, t, &d);
-    const char *others[] = { other };
-    at_stage *tr = at_tree_new(o, t, main_path, others, 1, true, true, &d);
-    assert_non_null(tr);
-    assert_int_equal(at_read_mem(main_text, strlen(main_text), t, tr, &d), 0);
-    at_stage_finish(tr);
-    assert_false(d.failed);
-    char *out = pp_slurp_fd(fileno(of));
-    at_tree_free(tr);
-    at_reorder_free(o);
-    at_snapmark_free(m);
-    at_leaks_free(l);
-    at_writer_free(w);
-    at_trace_free(t);
-    fclose(of);
-    unlink(main_path);
-    unlink(other);
-    free(main_path);
-    free(other);
-    return out;
 }
 
 static void childs_snapshot_holds_what_it_inherited_and_still_holds(void **state)
