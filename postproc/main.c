@@ -153,7 +153,8 @@ static void usage(FILE *f)
           "plain or zstd-compressed (told by content, not by name), and writes it back,\n"
           "filtered, in normal form. OTHER...: the other traces of INPUT's process tree\n"
           "(its parent's, its children's): with -l, a block inherited across fork is\n"
-          "reported by the process that still holds it at its end.\n"
+          "reported by the process that still holds it at its end; with --snapshot N,\n"
+          "the blocks INPUT inherited at the fork are in its snapshot.\n"
           "\n"
           "  -l, --filter-leaks          keep only allocations never freed (leaks)\n"
           "  -c, --compress              group calls by backtrace\n"
@@ -525,7 +526,8 @@ static int build_pipeline(pipeline *p, options *o, at_trace *t, at_diag *d, int 
 
     /* before them, what the rest of the process tree holds (tree.h) */
     if (o->ntree) {
-        at_stage *s = at_tree_new(p->head, t, o->input, o->tree, o->ntree, o->leaks, d);
+        at_stage *s = at_tree_new(p->head, t, o->input, o->tree, o->ntree, o->leaks,
+                                  o->snapshot != NULL, d);
         if (!s)
             return -1;
         push(p, s, at_tree_free);

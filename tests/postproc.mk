@@ -1,12 +1,13 @@
 # Tests of the post-processor's core (reader, writer, leaks, compress,
 # selection) and its fuzz target.
 UNIT_TESTS += tests/unit/test_reader.c tests/unit/test_reader_input.c tests/unit/test_reader_scan.c tests/unit/test_reorder.c
+UNIT_TESTS += tests/unit/test_lex.c
 UNIT_TESTS += tests/unit/test_writer.c
 UNIT_TESTS += tests/unit/test_leaks.c
 UNIT_TESTS += tests/unit/test_tree.c
 UNIT_TESTS += tests/unit/test_compress.c
 UNIT_TESTS += tests/unit/test_select.c
-FUZZ_TARGETS += tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_scan.c
+FUZZ_TARGETS += tests/fuzz/fuzz_reader.c tests/fuzz/fuzz_scan.c tests/fuzz/fuzz_lex.c
 
 # The end-to-end tests trace programs of known allocation sites (-O0, no
 # builtins, so each site keeps its own call and return address).

@@ -13,7 +13,7 @@
  *   analyzer was a third of the time, the part behind it the rest.
  * - Calls go in batches of BATCH copies through a ring of NBATCH batches:
  *   one lock and signal a batch, not a call, and nothing allocated a call;
- *   the memory is a constant (NBATCH * BATCH calls, about 1.4 MB). When
+ *   the memory is a constant (NBATCH * BATCH calls, about 1.2 MB). When
  *   the ring is full the reader waits (the analyzer is the slower side
  *   only on small stacks), and the analyzer waits on an empty ring.
  * - Order is the queue's: batches are taken in the order they were filled

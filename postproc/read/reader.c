@@ -481,10 +481,19 @@ static void emit_comment(reader *r, const char *text, size_t len, uint64_t line)
 
 /* The interned name, from the reader's few last ones or the trace's
  * table (a hash and a strnlen a call, ~7% of reading a real trace). */
+static bool same_name(const char *a, const char *b, size_t len)
+{
+    /* a few bytes: a loop, not a call to memcmp for each name tried */
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 static const char *call_name(reader *r, const char *p, size_t len)
 {
     for (unsigned i = 0; i < NAME_CACHE; i++)
-        if (r->names[i] && r->name_len[i] == len && memcmp(r->names[i], p, len) == 0)
+        if (r->names[i] && r->name_len[i] == len && same_name(r->names[i], p, len))
             return r->names[i];
     const char *name = at_trace_name(r->t, p, len);
     r->names[r->name_next] = name;
@@ -645,8 +654,19 @@ static const at_stack *emit_block(reader *r)
     return stack;
 }
 
-static void add_call(reader *r, const at_call *c)
+/* Where the next call of the block is parsed: in place, so that a call is
+ * not built on the stack and copied (88 bytes) into the block; kept only
+ * by add_call. */
+static at_call *call_slot(reader *r)
 {
+    reserve((void **)&r->calls, &r->ccalls, r->ncalls, sizeof *r->calls);
+    return &r->calls[r->ncalls].call;
+}
+
+/* Keeps the call parsed into call_slot's place. */
+static void add_call(reader *r)
+{
+    const at_call *c = &r->calls[r->ncalls].call;
     if (!r->t->input_compressed) {
         if (r->have_index && c->index <= r->last_index)
             BAD(r, r->lineno, "call index %llu does not follow %llu",
@@ -654,9 +674,10 @@ static void add_call(reader *r, const at_call *c)
         r->have_index = true;
         r->last_index = c->index;
     }
-    reserve((void **)&r->calls, &r->ccalls, r->ncalls, sizeof *r->calls);
-    r->calls[r->ncalls++] = (pend_call){ .call = *c, .arg_first = (uint32_t)r->nargs, .line = r->lineno };
-    r->calls[r->ncalls - 1].call.kind = r->kind;
+    pend_call *pc = &r->calls[r->ncalls++];
+    pc->arg_first = (uint32_t)r->nargs;
+    pc->line = r->lineno;
+    pc->call.kind = r->kind;
 }
 
 static bool read_arg(reader *r, const char *line, size_t len)
@@ -768,9 +789,8 @@ static void block_line(reader *r, const char *line, size_t len)
         return;
     }
     if (starts_call(line, len) && r->st == ST_CALLS) {
-        at_call c;
-        if (parse_call(r, line, len, &c)) {
-            add_call(r, &c); /* another call of a compressed group */
+        if (parse_call(r, line, len, call_slot(r))) {
+            add_call(r); /* another call of a compressed group */
             return;
         }
     }
@@ -826,10 +846,9 @@ static void top_line(reader *r, const char *line, size_t len)
         return;
     default:
         if (starts_call(line, len)) {
-            at_call c;
-            if (parse_call(r, line, len, &c)) {
+            if (parse_call(r, line, len, call_slot(r))) {
                 r->block_line = r->lineno;
-                add_call(r, &c);
+                add_call(r);
                 r->st = ST_CALLS;
             } else if (!BAD(r, r->lineno, "malformed call line: \"%.*s\"",
                             (int)(len > 80 ? 80 : len), line)) {

@@ -28,9 +28,16 @@
  *   full trace written whole keeps its own events and nothing else.
  * - Processes are matched by the pid and ppid of their headers; a trace
  *   of another tree, or of no known parent, changes nothing.
+ * - A snapshot (`--snapshot N`, `first`): what the process holds at the
+ *   mark, whoever holds it at the end. So every block alive in the parent
+ *   at the fork comes first, numbered 1 to K, and the process's own calls
+ *   follow with their numbers shifted by K: the mark then has them before
+ *   it, and a release of an inherited block pairs with it. Nothing is
+ *   taken out for a child.
  */
 #include "tree.h"
 
+#include "alloctrace/format.h"
 #include "reader.h"
 #include "reorder.h"
 #include "xalloc.h"
@@ -222,6 +229,9 @@ typedef struct tree {
     size_t passed_on;    /* inherited blocks a child holds at its end */
     char note[256];      /* the comment about what was taken out */
     const at_stack *open_stack; /* a group whose pieces went out, more to come */
+    at_diag *d;
+    bool first;          /* a snapshot: inherited blocks first, calls shifted */
+    bool sent;           /* ... and they went out */
 } tree;
 
 static node *find_pid(tree *tr, long pid)
@@ -268,17 +278,25 @@ static int by_index_ptr(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* The inherited blocks the processed trace never frees (full mode). */
+/* The inherited blocks the processed trace never frees (full mode); for a
+ * snapshot, all of them. */
 static void plan_inherited(tree *tr)
 {
     node *me = &tr->nodes[0];
     node *parent = me->has_fork ? find_pid(tr, me->ppid) : NULL;
     if (me->leaks || !parent || parent->leaks)
         return;
+    if (parent->max_index < me->fork_index)
+        at_diag_warn(tr->d,
+                     "the trace of pid %ld ends at its call %llu, before its fork of pid %ld at "
+                     "call %llu: what it allocated in between is not known (not written yet?)",
+                     parent->pid, (unsigned long long)parent->max_index, me->pid,
+                     (unsigned long long)me->fork_index);
     live l;
     live_init(&l);
     live_at(tr, parent, me->fork_index, &l, 0);
-    held_at_end(me, &l);
+    if (!tr->first)
+        held_at_end(me, &l);
     tr->add = at_xcalloc(l.count + 1, sizeof *tr->add);
     for (size_t i = 0; i < l.cap; i++)
         if (l.slots[i])
@@ -371,9 +389,64 @@ static bool dropped(const tree *tr, uint64_t index)
     return tr->ndrop && bsearch(&index, tr->drop, tr->ndrop, sizeof *tr->drop, cmp_u64);
 }
 
+static void put_comment(at_stage *next, const char *text);
+static void put_inherited(tree *tr, uint64_t index);
+
+static bool is_snapshot_mark(const at_record *r)
+{
+    size_t n = sizeof AT_SNAPSHOT_PREFIX - 1;
+    return r->kind == AT_REC_COMMENT && r->u.comment.len >= n &&
+           memcmp(r->u.comment.text, AT_SNAPSHOT_PREFIX, n) == 0;
+}
+
+/* A snapshot's record: the inherited blocks before the first call or
+ * mark, and every call's number shifted past them. */
+static void first_put(tree *tr, const at_record *r)
+{
+    if (!tr->sent && (r->kind == AT_REC_CALL || r->kind == AT_REC_GROUP || is_snapshot_mark(r))) {
+        char text[200];
+        snprintf(text, sizeof text,
+                 "## process tree: %zu block(s) inherited from pid %ld at the fork, numbered 1 to "
+                 "%zu; this process's calls follow, their numbers %zu higher",
+                 tr->nadd, tr->add_from, tr->nadd, tr->nadd);
+        put_comment(tr->stage.next, text);
+        put_inherited(tr, 0);
+        tr->sent = true;
+    }
+    if (r->kind == AT_REC_CALL) {
+        at_call c = *r->u.call;
+        c.index += tr->nadd;
+        at_record nr = *r;
+        nr.u.call = &c;
+        at_stage_put(tr->stage.next, &nr);
+    } else if (r->kind == AT_REC_GROUP) {
+        const at_group *g = r->u.group;
+        at_call *calls = at_xcalloc(g->ncalls + 1, sizeof *calls);
+        const at_call **ptrs = at_xcalloc(g->ncalls + 1, sizeof *ptrs);
+        for (size_t i = 0; i < g->ncalls; i++) {
+            calls[i] = *g->calls[i];
+            calls[i].index += tr->nadd;
+            ptrs[i] = &calls[i];
+        }
+        at_group ng = *g;
+        ng.calls = ptrs;
+        at_record nr = *r;
+        nr.u.group = &ng;
+        at_stage_put(tr->stage.next, &nr);
+        free(ptrs);
+        free(calls);
+    } else {
+        at_stage_put(tr->stage.next, r);
+    }
+}
+
 static void tree_put(at_stage *self, const at_record *r)
 {
     tree *tr = (tree *)self;
+    if (tr->first && tr->nadd) {
+        first_put(tr, r);
+        return;
+    }
     if (r->kind == AT_REC_HEADER && !tr->active)
         tr->active = tr->nodes[0].leaks;   /* leaks mode's trace: always */
     if (!tr->active || !tr->ndrop || (r->kind != AT_REC_CALL && r->kind != AT_REC_GROUP)) {
@@ -425,36 +498,46 @@ static void tree_finish(at_stage *self)
     tree *tr = (tree *)self;
     if (tr->active && tr->note[0])
         put_comment(self->next, tr->note);
-    if (tr->active && tr->nadd) {
+    if (tr->first && tr->nadd && tr->t->chunk_end)
+        tr->t->chunk_end += tr->nadd;   /* the reader's last chunk mark, shifted too */
+    if (tr->active && tr->nadd && !tr->first) {
         char text[160];
         snprintf(text, sizeof text,
                  "## process tree: %zu block(s) inherited from pid %ld at the fork, alive at this "
                  "process's end",
                  tr->nadd, tr->add_from);
         put_comment(self->next, text);
-        uint64_t index = tr->nodes[0].max_index;
-        for (size_t i = 0; i < tr->nadd; i++) {
-            at_call c = *tr->add[i];
-            const at_stack *st = c.stack;
-            c.index = ++index;
-            c.name = at_trace_name(tr->t, c.name, strlen(c.name));
-            c.stack = at_stacks_intern(tr->t->stacks, st->frames, st->nframes);
-            c.kind = 0;
-            at_record rec = { .kind = AT_REC_CALL };
-            rec.u.call = &c;
-            at_stage_put(self->next, &rec);
-        }
+        put_inherited(tr, tr->nodes[0].max_index);
     }
     at_stage_finish(self->next);
 }
 
+/* The inherited blocks as allocation calls numbered from index + 1, with
+ * the parent's stacks, times and sizes. */
+static void put_inherited(tree *tr, uint64_t index)
+{
+    for (size_t i = 0; i < tr->nadd; i++) {
+        at_call c = *tr->add[i];
+        const at_stack *st = c.stack;
+        c.index = ++index;
+        c.name = at_trace_name(tr->t, c.name, strlen(c.name));
+        c.stack = at_stacks_intern(tr->t->stacks, st->frames, st->nframes);
+        c.kind = 0;
+        at_record rec = { .kind = AT_REC_CALL };
+        rec.u.call = &c;
+        at_stage_put(tr->stage.next, &rec);
+    }
+}
+
 at_stage *at_tree_new(at_stage *next, at_trace *t, const char *main_path,
-                      const char *const *others, size_t n, bool leaks, at_diag *d)
+                      const char *const *others, size_t n, bool leaks, bool first, at_diag *d)
 {
     tree *tr = at_xcalloc(1, sizeof *tr);
     tr->stage = (at_stage){ tree_put, tree_finish, next };
     tr->t = t;
     tr->active = leaks;
+    tr->first = first;
+    tr->d = d;
     tr->nodes = at_xcalloc(n + 1, sizeof *tr->nodes);
     for (size_t i = 0; i <= n; i++) {
         if (read_node(i == 0 ? main_path : others[i - 1], &tr->nodes[i], d) != 0) {
@@ -465,7 +548,8 @@ at_stage *at_tree_new(at_stage *next, at_trace *t, const char *main_path,
         tr->n = i + 1;
     }
     plan_inherited(tr);
-    plan_children(tr);
+    if (!first)
+        plan_children(tr);
     return &tr->stage;
 }
 

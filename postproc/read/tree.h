@@ -17,10 +17,12 @@
  * its end are added to it (allocation calls with the parent's stacks, at
  * its end), and the blocks a child still held at the child's end are
  * taken out of it (the child reports them). Only when `leaks` (-l) or the
- * trace is leaks mode's. NULL after an error said through d (a trace that
- * cannot be read). */
+ * trace is leaks mode's. `first` (a snapshot, `--snapshot N`): the
+ * inherited blocks alive at the fork come before the trace's calls,
+ * numbered 1 to K, the calls' numbers shifted by K, and nothing is taken
+ * out. NULL after an error said through d (a trace that cannot be read). */
 at_stage *at_tree_new(at_stage *next, at_trace *t, const char *main_path,
-                      const char *const *others, size_t n, bool leaks, at_diag *d);
+                      const char *const *others, size_t n, bool leaks, bool first, at_diag *d);
 void at_tree_free(at_stage *s);
 
 #endif

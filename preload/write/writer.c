@@ -943,6 +943,16 @@ void at_writer_fork_parent(void)
     note_record();
     at_outfd_fork_parent();
     pthread_mutex_unlock(&wr_lock);
+    /* A sampled run has no writer thread to write what the parent holds
+     * within 0.1 s, and an idle parent (nginx's master) would hold its
+     * calls up to the fork until it exits: a snapshot of the child, which
+     * reads them beside its own (postproc/read/tree.c), would miss its
+     * inherited blocks. A few records, written once a fork. */
+    if (at_cfg.sample && !threaded) {
+        int saved = errno;
+        flush_locked();
+        errno = saved;
+    }
     unlock_ev();
 }
 

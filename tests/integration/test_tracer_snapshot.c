@@ -600,6 +600,45 @@ static void test_forked_childs_snapshot_is_listed_under_its_pid(void **state)
     h_result_free(&s);
 }
 
+/* How many of the 3 blocks of 4000 bytes its parent made before forking
+ * are in a forked child's snapshot (the launcher's options `extra`). */
+static size_t inherited_in_childs_snapshot(const char *const extra[])
+{
+    prog p = start("full", "trace.txt", extra);
+    assert_string_equal(cmd(&p, "grow 3 4000"), "ok");
+    int child = 0;
+    assert_int_equal(sscanf(cmd(&p, "fork"), "child %d", &child), 1);
+    prog c = { .pid = child, .dir = p.dir };
+    h_result s = snapshot(&c, NULL);
+    assert_int_equal(s.status, 0);
+    h_lacks(s.err, "not in it");
+    kill(child, SIGKILL);
+    finish(&p);
+    char *snap = h_read_file(h_fmt("%s/trace.txt.%d.snap1.txt", p.dir, child), NULL);
+    h_has(snap, h_fmt(" block(s) inherited from pid %d at the fork, numbered 1 to ", p.pid));
+    h_result_free(&s);
+    return h_count_lines(snap, "^[0-9]+\\. .*malloc\\(4000\\) = 0x");
+}
+
+/* A full-mode snapshot of a forked child holds the blocks it inherited:
+ * the post-processor reads its parent's trace with it. */
+static void test_forked_childs_snapshot_holds_what_it_inherited(void **state)
+{
+    (void)state;
+    assert_int_equal(inherited_in_childs_snapshot(NULL), 3);
+}
+
+/* The same when sampled: no writer thread writes the parent's calls, so
+ * it writes them at the fork. */
+static void test_sampled_forked_childs_snapshot_holds_what_it_inherited(void **state)
+{
+    (void)state;
+    if (!h_have("gdb"))
+        skip();
+    const char *extra[] = { "--sample", "1", NULL };
+    assert_int_equal(inherited_in_childs_snapshot(extra), 3);
+}
+
 static void test_another_users_request_is_refused(void **state)
 {
     (void)state;
@@ -690,6 +729,8 @@ int main(void)
         cmocka_unit_test(test_control_socket_survives_the_program_closing_every_descriptor),
         cmocka_unit_test(test_forked_child_answers_on_its_own_socket),
         cmocka_unit_test(test_forked_childs_snapshot_is_listed_under_its_pid),
+        cmocka_unit_test(test_forked_childs_snapshot_holds_what_it_inherited),
+        cmocka_unit_test(test_sampled_forked_childs_snapshot_holds_what_it_inherited),
         cmocka_unit_test(test_another_users_request_is_refused),
         cmocka_unit_test(test_another_user_cannot_start_a_sampled_programs_thread),
         cmocka_unit_test(test_stopped_sampled_program_is_left_stopped),

@@ -2,14 +2,17 @@
  * (postproc/read/tree.c), under ASan and UBSan: a block inherited at fork
  * and never freed goes to the child, with the parent's stack; a block the
  * child still holds leaves the parent's report; full and leaks mode; a
- * trace that cannot be read. */
+ * child's snapshot holds what it inherited; a trace that cannot be read. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
 #include "pp_run.h"
+#include "reorder.h"
+#include "snapmark.h"
 #include "tree.h"
 
 #define MEM "<1> : memory (memory allocation in bytes)\n"
@@ -42,9 +45,10 @@ static char *put_file(const char *name, const char *text)
     return path;
 }
 
-/* `main_text` (also written to main_name) with -l, beside `other`. */
-static char *run_tree(const char *main_name, const char *main_text, const char *other_name,
-                      const char *other_text)
+/* `main_text` (also written to main_name) with -l, beside `other`; with
+ * `snapshot`, snapshot 1 of it (--snapshot 1: reorder, the mark, pairing). */
+static char *run_stages(const char *main_name, const char *main_text, const char *other_name,
+                        const char *other_text, bool snapshot)
 {
     char *main_path = put_file(main_name, main_text), *other = put_file(other_name, other_text);
     FILE *of = tmpfile();
@@ -53,13 +57,20 @@ static char *run_tree(const char *main_name, const char *main_text, const char *
     at_trace *t = at_trace_new();
     at_stage *w = at_writer_new(fileno(of), t, &d);
     at_stage *l = at_leaks_new(w, t);
+    at_stage *m = snapshot ? at_snapmark_new(l, t, &d, "1") : NULL;
+    at_stage *o = snapshot ? at_reorder_new(m, t, &d) : NULL;
     const char *others[] = { other };
-    at_stage *tr = at_tree_new(l, t, main_path, others, 1, true, &d);
+    at_stage *tr = at_tree_new(snapshot ? o : l, t, main_path, others, 1, true, snapshot, &d);
     assert_non_null(tr);
     assert_int_equal(at_read_mem(main_text, strlen(main_text), t, tr, &d), 0);
     at_stage_finish(tr);
+    assert_false(d.failed);
     char *out = pp_slurp_fd(fileno(of));
     at_tree_free(tr);
+    if (snapshot) {
+        at_reorder_free(o);
+        at_snapmark_free(m);
+    }
     at_leaks_free(l);
     at_writer_free(w);
     at_trace_free(t);
@@ -69,6 +80,18 @@ static char *run_tree(const char *main_name, const char *main_text, const char *
     free(main_path);
     free(other);
     return out;
+}
+
+static char *run_tree(const char *main_name, const char *main_text, const char *other_name,
+                      const char *other_text)
+{
+    return run_stages(main_name, main_text, other_name, other_text, false);
+}
+
+/* Snapshot 1 of `main_text`, beside `other_text`. */
+static char *run_snapshot(const char *main_text, const char *other_text)
+{
+    return run_stages("c", main_text, "p", other_text, true);
 }
 
 static void child_reports_the_inherited_block_it_never_frees(void **state)
@@ -126,6 +149,38 @@ static void trace_of_another_tree_changes_nothing(void **state)
     free(out);
 }
 
+static void childs_snapshot_holds_what_it_inherited_and_still_holds(void **state)
+{
+    (void)state;
+    const char child[] = "version=2.0, arch=x86_64, process=p, pid=11, ppid=10, fork index=2, \n" MEM
+                         "1. free(0x200)\n\n"
+                         "## snapshot: 1\n"
+                         "2. malloc(50) = 0x50\n\t0xd1\n\n";
+    char *out = run_snapshot(child, parent_full);
+    assert_non_null(strstr(out, "## process tree: 2 block(s) inherited from pid 10 at the fork, "
+                                "numbered 1 to 2; this process's calls follow, their numbers 2 higher"));
+    /* the parent's block, its stack and its number among the inherited */
+    assert_non_null(strstr(out, "1. malloc(100) = 0x100\n\t0xa1\n\t0xa2\n\n"));
+    assert_null(strstr(out, "0x200"));   /* freed by the child before the mark */
+    assert_null(strstr(out, "0x50"));    /* allocated after it */
+    assert_non_null(strstr(out, "# 1 block(s) leaked with total size of 100 bytes"));
+    free(out);
+}
+
+static void snapshot_before_the_childs_first_call_holds_all_it_inherited(void **state)
+{
+    (void)state;
+    const char child[] = "version=2.0, arch=x86_64, process=p, pid=11, ppid=10, fork index=2, \n" MEM
+                         "## snapshot: 1\n"
+                         "1. free(0x200)\n\n";
+    char *out = run_snapshot(child, parent_full);
+    assert_non_null(strstr(out, "1. malloc(100) = 0x100\n"));
+    assert_non_null(strstr(out, "2. malloc(200) = 0x200\n\t0xb1\n\n"));
+    assert_null(strstr(out, "0x300"));   /* the parent's, after the fork */
+    assert_non_null(strstr(out, "# 2 block(s) leaked with total size of 300 bytes"));
+    free(out);
+}
+
 static void missing_trace_is_an_error(void **state)
 {
     (void)state;
@@ -139,7 +194,7 @@ static void missing_trace_is_an_error(void **state)
     at_trace *t = at_trace_new();
     const char *others[] = { "/nonexistent/alloctrace.trace" };
     at_stage pass = { at_stage_pass_put, at_stage_pass_finish, NULL };
-    assert_null(at_tree_new(&pass, t, main_path, others, 1, true, &d));
+    assert_null(at_tree_new(&pass, t, main_path, others, 1, true, false, &d));
     fclose(ef);
     assert_true(d.failed);
     assert_non_null(strstr(errs, "/nonexistent/alloctrace.trace: No such file or directory"));
@@ -169,6 +224,8 @@ int main(void)
         cmocka_unit_test(parent_leaves_out_what_the_child_holds),
         cmocka_unit_test(leaks_mode_parent_leaves_out_the_childs_blocks),
         cmocka_unit_test(trace_of_another_tree_changes_nothing),
+        cmocka_unit_test(childs_snapshot_holds_what_it_inherited_and_still_holds),
+        cmocka_unit_test(snapshot_before_the_childs_first_call_holds_all_it_inherited),
         cmocka_unit_test(missing_trace_is_an_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
