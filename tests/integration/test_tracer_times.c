@@ -98,11 +98,50 @@ static void test_all_timestamps_writes_every_call_s_time_and_no_key(void **state
     h_cleanup();
 }
 
+/* Leaks mode's report at exit follows the same rule in index order
+ * (preload/leaks/leakreport.c): tracer_leak_order keeps 60,000 blocks
+ * made in a few milliseconds. */
+static void test_leaks_mode_report_writes_a_block_s_time_only_when_its_millisecond_moves_on(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *trace = h_fmt("%s/l.trace", dir);
+    char *prog = h_path("build/tests/programs/tracer_leak_order");
+    const char *argv[] = { prog, "100", "60000", NULL };
+    const char *env[] = { "ALLOCTRACE_MODE=leaks", NULL };
+    h_result r = h_trace(trace, argv, env);
+    assert_int_equal(r.status, 0);
+    h_result_free(&r);
+    struct t_trace t = t_load(trace);
+    char *key = h_fmt(", origin=alloctrace %s, time=on change, ", AT_VERSION);
+    assert_non_null(strstr(t.header, key));
+    assert_true(t.n >= 60000);
+    assert_false(t.recs[0].carried);
+    size_t carried = 0;
+    uint64_t last_ms = UINT64_MAX;
+    for (size_t i = 0; i < t.n; i++) {
+        const struct t_rec *r = &t.recs[i];
+        assert_true(r->has_time);
+        if (r->carried) {
+            carried++;
+            continue;
+        }
+        assert_true(r->time_us / 1000 != last_ms);   /* written: a new millisecond */
+        last_ms = r->time_us / 1000;
+    }
+    assert_true(carried > t.n / 2);
+    t_free(&t);
+    free(prog);
+    free(trace);
+    h_cleanup();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_mode_writes_a_call_s_time_only_when_its_millisecond_moves_on),
         cmocka_unit_test(test_all_timestamps_writes_every_call_s_time_and_no_key),
+        cmocka_unit_test(test_leaks_mode_report_writes_a_block_s_time_only_when_its_millisecond_moves_on),
     };
     return cmocka_run_group_tests(tests, NULL, h_teardown);
 }
