@@ -452,6 +452,8 @@ static void test_snapshot_by_pid_of_a_sampled_program_busy_allocating(void **sta
     fflush(p.in);
     usleep(300000);
     h_result s = snapshot(&p, NULL);
+    if (s.status != 0)
+        print_message("the launcher said: %s", s.err);
     assert_int_equal(s.status, 0);
     h_has(s.err, h_fmt("alloctrace: snapshot 1 of process %d: ", p.pid));
     char line[64];
