@@ -403,6 +403,19 @@ static inline uint64_t at_stamp_us(const struct at_stamp_conv *c, uint64_t stamp
         d_ns = -d_ns;
     return (uint64_t)(((int64_t)c->ns0 + d_ns) / 1000 + c->gmtoff_us);
 }
+/* "time=on change" (TEXT_FORMAT.md section 4), for full mode's calls
+ * (chunk.c) and leaks mode's report (leakreport.c), in index order:
+ * whether a call at time_us shows its time, i.e. its millisecond is not
+ * *last_ms, that of the last time shown (UINT64_MAX: none yet); if so,
+ * *last_ms becomes its millisecond. */
+static inline int at_time_moves_on(uint64_t *last_ms, uint64_t time_us)
+{
+    uint64_t ms = time_us / 1000;
+    if (ms == *last_ms)
+        return 0;
+    *last_ms = ms;
+    return 1;
+}
 /* 1 when order keys are TSC readings (their time comes from
  * at_order_key_us); 0 when they are a count of events. */
 int at_clock_tsc(void) AT_HIDDEN;

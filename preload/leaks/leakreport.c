@@ -910,9 +910,14 @@ static void write_groups(const struct grouping *g, const struct at_live_block *a
  * every time: its header says nothing of the kind, and two snapshots'
  * blocks are matched by their times (postproc's --diff).
  */
+static size_t page_up(size_t len)
+{
+    return (len + 4095) & ~(size_t)4095;
+}
+
 static size_t no_time_bytes(size_t n)
 {
-    return ((n + 63) / 64 * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+    return page_up((n + 63) / 64 * sizeof(uint64_t));
 }
 
 static void mark_no_times(struct grouping *g, const struct at_live_block *all, size_t n)
@@ -921,12 +926,9 @@ static void mark_no_times(struct grouping *g, const struct at_live_block *all, s
     if (!g->no_time)
         return;   /* every time written: right, only longer */
     uint64_t last_ms = UINT64_MAX;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t ms = at_live_time_us(&all[i]) / 1000;
-        if (ms == last_ms)
+    for (size_t i = 0; i < n; i++)
+        if (!at_time_moves_on(&last_ms, at_live_time_us(&all[i])))
             g->no_time[i / 64] |= 1ull << (i % 64);
-        last_ms = ms;
-    }
 }
 
 static void grouping_free(struct grouping *g)
@@ -942,11 +944,6 @@ static void grouping_free(struct grouping *g)
  * this report, so their store's memory is given back once they are
  * collected: the scan's and the sort's room then takes its place instead
  * of adding to it (a million live blocks: ~35 MB of slots). */
-static size_t page_up(size_t len)
-{
-    return (len + 4095) & ~(size_t)4095;
-}
-
 static void report(int emergency, int last)
 {
     size_t n, map_len;

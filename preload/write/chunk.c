@@ -156,10 +156,9 @@ static uint64_t time_to_write(struct at_chunk *k, const struct at_rec *r)
 {
     if (at_cfg.timestamps == AT_TIMES_NONE)
         return NO_TIME;
-    uint64_t t = at_stamp_us(k->conv, r->stamp), ms = t / 1000;
-    if (at_cfg.timestamps == AT_TIMES_ON_CHANGE && ms == k->last_ms)
+    uint64_t t = at_stamp_us(k->conv, r->stamp);
+    if (!at_time_moves_on(&k->last_ms, t) && at_cfg.timestamps == AT_TIMES_ON_CHANGE)
         return NO_TIME;
-    k->last_ms = ms;
     return t;
 }
 
