@@ -23,12 +23,18 @@ typedef struct snapmark {
     char seen[256];   /* the marks met, for the error */
 } snapmark;
 
+bool at_is_snapshot_mark(const at_record *r)
+{
+    size_t p = sizeof AT_SNAPSHOT_PREFIX - 1;
+    return r->kind == AT_REC_COMMENT && r->u.comment.len > p &&
+           memcmp(r->u.comment.text, AT_SNAPSHOT_PREFIX, p) == 0;
+}
+
 /* The number after the prefix of a mark, as text, and its length; 0: no mark. */
 static size_t mark_number(const at_record *r, const char **num)
 {
-    static const char prefix[] = AT_SNAPSHOT_PREFIX;
-    size_t p = sizeof prefix - 1, len = r->u.comment.len;
-    if (r->kind != AT_REC_COMMENT || len <= p || memcmp(r->u.comment.text, prefix, p) != 0)
+    size_t p = sizeof AT_SNAPSHOT_PREFIX - 1, len = r->u.comment.len;
+    if (!at_is_snapshot_mark(r))
         return 0;
     *num = r->u.comment.text + p;
     size_t k = 0;

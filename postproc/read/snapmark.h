@@ -14,4 +14,7 @@
 at_stage *at_snapmark_new(at_stage *next, at_trace *t, at_diag *d, const char *n);
 void at_snapmark_free(at_stage *s);
 
+/* Whether r is a snapshot's mark, of any number. */
+bool at_is_snapshot_mark(const at_record *r);
+
 #endif

@@ -37,9 +37,9 @@
  */
 #include "tree.h"
 
-#include "alloctrace/format.h"
 #include "reader.h"
 #include "reorder.h"
+#include "snapmark.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -389,21 +389,36 @@ static bool dropped(const tree *tr, uint64_t index)
     return tr->ndrop && bsearch(&index, tr->drop, tr->ndrop, sizeof *tr->drop, cmp_u64);
 }
 
-static void put_comment(at_stage *next, const char *text);
-static void put_inherited(tree *tr, uint64_t index);
-
-static bool is_snapshot_mark(const at_record *r)
+static void put_comment(at_stage *next, const char *text)
 {
-    size_t n = sizeof AT_SNAPSHOT_PREFIX - 1;
-    return r->kind == AT_REC_COMMENT && r->u.comment.len >= n &&
-           memcmp(r->u.comment.text, AT_SNAPSHOT_PREFIX, n) == 0;
+    at_record rec = { .kind = AT_REC_COMMENT };
+    rec.u.comment.text = text;
+    rec.u.comment.len = strlen(text);
+    at_stage_put(next, &rec);
+}
+
+/* The inherited blocks as allocation calls numbered from index + 1, with
+ * the parent's stacks, times and sizes. */
+static void put_inherited(tree *tr, uint64_t index)
+{
+    for (size_t i = 0; i < tr->nadd; i++) {
+        at_call c = *tr->add[i];
+        const at_stack *st = c.stack;
+        c.index = ++index;
+        c.name = at_trace_name(tr->t, c.name, strlen(c.name));
+        c.stack = at_stacks_intern(tr->t->stacks, st->frames, st->nframes);
+        c.kind = 0;
+        at_record rec = { .kind = AT_REC_CALL };
+        rec.u.call = &c;
+        at_stage_put(tr->stage.next, &rec);
+    }
 }
 
 /* A snapshot's record: the inherited blocks before the first call or
  * mark, and every call's number shifted past them. */
 static void first_put(tree *tr, const at_record *r)
 {
-    if (!tr->sent && (r->kind == AT_REC_CALL || r->kind == AT_REC_GROUP || is_snapshot_mark(r))) {
+    if (!tr->sent && (r->kind == AT_REC_CALL || r->kind == AT_REC_GROUP || at_is_snapshot_mark(r))) {
         char text[200];
         snprintf(text, sizeof text,
                  "## process tree: %zu block(s) inherited from pid %ld at the fork, numbered 1 to "
@@ -485,14 +500,6 @@ static void tree_put(at_stage *self, const at_record *r)
     free(kept);
 }
 
-static void put_comment(at_stage *next, const char *text)
-{
-    at_record rec = { .kind = AT_REC_COMMENT };
-    rec.u.comment.text = text;
-    rec.u.comment.len = strlen(text);
-    at_stage_put(next, &rec);
-}
-
 static void tree_finish(at_stage *self)
 {
     tree *tr = (tree *)self;
@@ -510,23 +517,6 @@ static void tree_finish(at_stage *self)
         put_inherited(tr, tr->nodes[0].max_index);
     }
     at_stage_finish(self->next);
-}
-
-/* The inherited blocks as allocation calls numbered from index + 1, with
- * the parent's stacks, times and sizes. */
-static void put_inherited(tree *tr, uint64_t index)
-{
-    for (size_t i = 0; i < tr->nadd; i++) {
-        at_call c = *tr->add[i];
-        const at_stack *st = c.stack;
-        c.index = ++index;
-        c.name = at_trace_name(tr->t, c.name, strlen(c.name));
-        c.stack = at_stacks_intern(tr->t->stacks, st->frames, st->nframes);
-        c.kind = 0;
-        at_record rec = { .kind = AT_REC_CALL };
-        rec.u.call = &c;
-        at_stage_put(tr->stage.next, &rec);
-    }
 }
 
 at_stage *at_tree_new(at_stage *next, at_trace *t, const char *main_path,
