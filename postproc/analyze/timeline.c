@@ -108,18 +108,35 @@ void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, u
     t->live_blocks = live_blocks;
 }
 
-static int by_site(const void *x, const void *y)
+/* The ticks by site, then interval: a stable counting sort by site,
+ * since a site's ticks are already in interval order (appended as time
+ * goes on, and fold keeps the order). A qsort of them all was 10-15 ms
+ * after the last call of a compiler's trace (2^18 ticks, 50,000 sites),
+ * for every output, though only the HTML report reads them. */
+static void sort_by_site(at_an_timeline *tl)
 {
-    const at_an_tick *a = x, *b = y;
-    if (a->site != b->site)
-        return a->site < b->site ? -1 : 1;
-    return (a->interval > b->interval) - (a->interval < b->interval);
+    size_t nsites = 0;
+    for (size_t i = 0; i < tl->n; i++)
+        if (tl->v[i].site >= nsites)
+            nsites = (size_t)tl->v[i].site + 1;
+    size_t *start = at_xcalloc(nsites + 1, sizeof *start);
+    for (size_t i = 0; i < tl->n; i++)
+        start[tl->v[i].site + 1]++;
+    for (size_t k = 0; k < nsites; k++)
+        start[k + 1] += start[k];
+    at_an_tick *out = at_xreallocarray(NULL, tl->n ? tl->n : 1, sizeof *out);
+    for (size_t i = 0; i < tl->n; i++)
+        out[start[tl->v[i].site]++] = tl->v[i];
+    free(start);
+    free(tl->v);
+    tl->v = out;
+    tl->cap = tl->n ? tl->n : 1;
 }
 
 const at_an_tick *at_an_timeline_ticks(at_an_timeline *tl, size_t *n, unsigned *shift)
 {
     if (!tl->sorted) {
-        qsort(tl->v, tl->n, sizeof *tl->v, by_site);
+        sort_by_site(tl);
         tl->sorted = true;
     }
     *n = tl->n;

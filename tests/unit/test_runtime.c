@@ -133,6 +133,61 @@ static void the_program_frames_make_a_block_the_programs(void **state)
     at_trace_free(t);
 }
 
+/* What a frame says is kept per frame (runtime.c): stacks sharing frames
+ * get each their own answer, and a map line added later (the module of a
+ * frame without one in its text) is taken into account. */
+static void frames_shared_by_stacks_answer_for_each_and_follow_the_maps(void **state)
+{
+    (void)state;
+    at_trace *t = at_trace_new();
+    at_maps_add(t->maps, "/usr/bin/t", 0x400000, 0x500000);
+    at_maps_add(t->maps, "/lib/x86_64-linux-gnu/libc.so.6", 0x7f2000000000, 0x7f2000100000);
+    at_runtime *rt = at_runtime_new(t->maps, t->stacks);
+    at_frame libc_only[] = { { 0x7f2000000100, NULL }, { 0x7f2000000200, NULL } };
+    at_frame then_program[] = { { 0x7f2000000100, NULL }, { 0x7f2000000200, NULL },
+                                { 0x401234, "main() at m.c:9" } };
+    at_frame maker_inside[] = { { 0x7f2000000300, "_IO_file_doallocate() at filedoalloc.c:101" },
+                                { 0x401234, "main() at m.c:9" } };
+    at_frame maker_deeper[] = { { 0x7f2000000400, "malloc() at malloc.c:3" },
+                                { 0x7f2000000300, "_IO_file_doallocate() at filedoalloc.c:101" },
+                                { 0x401234, "main() at m.c:9" } };
+    at_frame unmapped[] = { { 0x7f3000000100, NULL }, { 0x7f2000000100, NULL } };
+    assert_true(at_runtime_cache(rt, at_stacks_intern(t->stacks, libc_only, 2)));
+    assert_false(at_runtime_cache(rt, at_stacks_intern(t->stacks, then_program, 3)));
+    assert_true(at_runtime_cache(rt, at_stacks_intern(t->stacks, maker_inside, 2)));
+    assert_true(at_runtime_cache(rt, at_stacks_intern(t->stacks, maker_deeper, 3)));
+    /* 0x7f3000000100 is in no map yet: not the runtime's */
+    assert_false(at_runtime_cache(rt, at_stacks_intern(t->stacks, unmapped, 2)));
+    /* libstdc++ loaded there afterwards: the same frame is the runtime's now */
+    at_maps_add(t->maps, "/lib/x86_64-linux-gnu/libstdc++.so.6", 0x7f3000000000, 0x7f3000100000);
+    unmapped[1].addr = 0x7f2000000200;
+    assert_true(at_runtime_cache(rt, at_stacks_intern(t->stacks, unmapped, 2)));
+    at_runtime_free(rt);
+    at_trace_free(t);
+}
+
+/* The ticks come by site, then interval, however the sites' calls were
+ * interleaved in time. */
+static void ticks_come_by_site_then_interval(void **state)
+{
+    (void)state;
+    at_an_timeline *tl = at_an_timeline_new();
+    for (uint64_t i = 0; i < 50; i++)
+        at_an_timeline_note(tl, (uint32_t)((i * 7) % 5), i, 1, 1, false, i, 1);
+    size_t n;
+    unsigned shift;
+    const at_an_tick *k = at_an_timeline_ticks(tl, &n, &shift);
+    assert_int_equal(n, 50);
+    for (size_t i = 1; i < n; i++)
+        assert_true(k[i - 1].site < k[i].site ||
+                    (k[i - 1].site == k[i].site && k[i - 1].interval < k[i].interval));
+    assert_int_equal(k[0].site, 0);
+    assert_int_equal(k[0].interval, 0);
+    assert_int_equal(k[n - 1].site, 4);
+    assert_int_equal(k[n - 1].interval, 47); /* i = 47: 7i mod 5 = 4 */
+    at_an_timeline_free(tl);
+}
+
 static void the_timeline_keeps_each_sites_intervals(void **state)
 {
     (void)state;
@@ -216,7 +271,9 @@ int main(void)
         cmocka_unit_test(runtime_caches_are_counted_apart_from_leaks),
         cmocka_unit_test(a_leak_kind_libc_is_a_cache_whatever_its_stack),
         cmocka_unit_test(the_program_frames_make_a_block_the_programs),
+        cmocka_unit_test(frames_shared_by_stacks_answer_for_each_and_follow_the_maps),
         cmocka_unit_test(the_timeline_keeps_each_sites_intervals),
+        cmocka_unit_test(ticks_come_by_site_then_interval),
         cmocka_unit_test(halving_folds_a_sites_ticks_keeping_the_later_live),
         cmocka_unit_test(too_many_ticks_make_the_timeline_coarser),
     };
