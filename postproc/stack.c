@@ -117,13 +117,26 @@ static uint64_t text_sample(const char *s)
     return mix_word(mix_word(a ^ (uint64_t)len << 56, b), c);
 }
 
+uint64_t at_stacks_text_hash(const char *text)
+{
+    return text ? text_sample(text) : UINT64_MAX;
+}
+
+static uint64_t hash_start(uint32_t n)
+{
+    return 0xcbf29ce484222325ull ^ n;
+}
+
+static uint64_t hash_frame(uint64_t h, uint64_t addr, uint64_t text_hash)
+{
+    return mix_word(mix_word(h, addr), text_hash);
+}
+
 static uint64_t hash_frames(const at_frame *frames, uint32_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    for (uint32_t i = 0; i < n; i++) {
-        h = mix_word(h, frames[i].addr);
-        h = mix_word(h, frames[i].text ? text_sample(frames[i].text) : UINT64_MAX);
-    }
+    uint64_t h = hash_start(n);
+    for (uint32_t i = 0; i < n; i++)
+        h = hash_frame(h, frames[i].addr, at_stacks_text_hash(frames[i].text));
     return h;
 }
 
@@ -266,23 +279,34 @@ const char *at_stacks_strdup(at_stack_table *t, const char *s, size_t len)
     return copy;
 }
 
-const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint32_t n)
+/* The slot of the stack equal to frames[0..n) with hash h, or the empty
+ * slot where it goes. */
+static stack_slot *find_slot(const at_stack_table *t, uint64_t h, const at_frame *frames,
+                             uint32_t n)
 {
-    uint64_t h = hash_frames(frames, n);
     uint32_t i = (uint32_t)h & (t->nslots - 1);
     for (; t->slots[i].s; i = (i + 1) & (t->nslots - 1))
         if (t->slots[i].hash == h && same_frames(t->slots[i].s, frames, n))
-            return t->slots[i].s;
+            break;
+    return &t->slots[i];
+}
 
+/* A new stack of frames[0..n) into the empty slot; kept: its texts are
+ * the table's own copies already. */
+static const at_stack *add_stack(at_stack_table *t, stack_slot *slot, uint64_t h,
+                                 const at_frame *frames, uint32_t n, bool kept)
+{
     at_stack *s = arena_alloc(t, sizeof *s + n * sizeof(at_frame));
     s->id = t->count;
     s->nframes = n;
     s->hash = h;
-    for (uint32_t k = 0; k < n; k++) {
-        s->frames[k].addr = frames[k].addr;
-        s->frames[k].text = frames[k].text ? keep_text(t, frames[k].text) : NULL;
-    }
-    t->slots[i] = (stack_slot){ h, s };
+    if (n)
+        memcpy(s->frames, frames, n * sizeof *frames);
+    if (!kept) /* keep_text touches the texts' tables, not the slots */
+        for (uint32_t k = 0; k < n; k++)
+            if (s->frames[k].text)
+                s->frames[k].text = keep_text(t, s->frames[k].text);
+    *slot = (stack_slot){ h, s };
     if (t->count == t->cap) {
         t->cap = t->cap ? t->cap * 2 : 256;
         const at_stack **by_id = realloc(t->by_id, t->cap * sizeof *by_id);
@@ -294,6 +318,23 @@ const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint
     if (t->count * 2 > t->nslots)
         grow(t);
     return s;
+}
+
+const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint32_t n)
+{
+    uint64_t h = hash_frames(frames, n);
+    stack_slot *slot = find_slot(t, h, frames, n);
+    return slot->s ? slot->s : add_stack(t, slot, h, frames, n, false);
+}
+
+const at_stack *at_stacks_intern_kept(at_stack_table *t, const at_frame *frames,
+                                      const uint64_t *text_hashes, uint32_t n)
+{
+    uint64_t h = hash_start(n);
+    for (uint32_t i = 0; i < n; i++)
+        h = hash_frame(h, frames[i].addr, text_hashes[i]);
+    stack_slot *slot = find_slot(t, h, frames, n);
+    return slot->s ? slot->s : add_stack(t, slot, h, frames, n, true);
 }
 
 uint32_t at_stacks_count(const at_stack_table *t) { return t->count; }

@@ -35,6 +35,18 @@ void at_stacks_free(at_stack_table *t);
  * copied on first interning. Never NULL (aborts on out-of-memory). */
 const at_stack *at_stacks_intern(at_stack_table *t, const at_frame *frames, uint32_t n);
 
+/* A frame text's part of a stack's hash (NULL too), for a caller that
+ * interns the same texts many times and keeps it beside them. */
+uint64_t at_stacks_text_hash(const char *text);
+
+/* at_stacks_intern for frames whose texts are all the table's own copies
+ * (at_stacks_text) or NULL, with text_hashes[i] the at_stacks_text_hash of
+ * frames[i].text: the texts are not read at all, only their addresses
+ * (the resolver's stacks: 40-120 frames of texts it took from the table
+ * once per address). The same stack as at_stacks_intern gives. */
+const at_stack *at_stacks_intern_kept(at_stack_table *t, const at_frame *frames,
+                                      const uint64_t *text_hashes, uint32_t n);
+
 /* Number of distinct stacks, and the stack with a given id. */
 uint32_t at_stacks_count(const at_stack_table *t);
 const at_stack *at_stacks_get(const at_stack_table *t, uint32_t id);

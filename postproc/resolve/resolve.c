@@ -5,7 +5,13 @@
  *   - per (map, address): the frame texts one address expands into;
  *   - per input stack: the resolved, interned stack.
  * Addresses are keyed with their map because a later map line may cover
- * the same range with another object (dlclose, then dlopen).
+ * the same range with another object (dlclose, then dlopen). An address
+ * already seen in a map is found again by the address alone (`seen`), so
+ * that the frames of a new stack, 40-120 of them on a compiler's trace,
+ * are not each looked for through the maps from the newest back (a third
+ * of resolving clang's stacks, 22 map lines): a map line that overlaps an
+ * earlier one forgets those, one that does not changes no answer found in
+ * a map (an address found in none is not kept there).
  *
  * With a cache directory, a module that can be cached (resolve_module.h:
  * its fingerprint) gets its disk cache file read when it is opened; an
@@ -52,13 +58,15 @@ typedef struct rmodule {
 } rmodule;
 
 /* What an address resolves to: its frame texts, and the stack table's
- * copies of them (at_stacks_text) for the table they were taken from, so
- * that a stack of known addresses is interned without its texts hashed
- * and compared again (5-8% of -r on cc1plus and clang traces). */
+ * copies of them (at_stacks_text) for the table they were taken from with
+ * their part of a stack's hash, so that a stack of known addresses is
+ * interned without its texts read, hashed or compared again (5-8% of -r
+ * on cc1plus and clang traces, then 4-5% more: at_stacks_intern_kept). */
 typedef struct addr_texts {
     at_rtexts *e;
     const at_stack_table *kept_for; /* NULL: none taken yet */
     const char **kept;              /* e->n */
+    uint64_t *kept_hash;            /* e->n: at_stacks_text_hash of each */
 } addr_texts;
 
 static void addr_texts_free(void *p)
@@ -66,6 +74,7 @@ static void addr_texts_free(void *p)
     addr_texts *a = p;
     at_rtexts_free(a->e);
     free(a->kept);
+    free(a->kept_hash);
     free(a);
 }
 
@@ -86,6 +95,7 @@ struct at_resolver {
     size_t nmodules, capmodules;
 
     at_rcache *addrs;  /* (map index + 1 or 0, address) -> addr_texts */
+    at_rcache *seen;   /* (address, 0) -> its addr_texts in the map that has it */
     /* input stack's id -> output stack (NULL: not resolved yet), ids being
      * those of `table`: an array, not a hash, because it is asked once a
      * call and a hash of 100,000 stacks missed the caches (7% of -r on a
@@ -95,6 +105,7 @@ struct at_resolver {
     at_stack_table *table;
     at_demangler *dm;
     at_frame *buf;
+    uint64_t *hbuf;    /* buf's text hashes */
     size_t capbuf;
     at_resolve_stats stats;
 };
@@ -193,6 +204,7 @@ at_resolver *at_resolver_new(const at_resolve_options *opts)
         r->program_id = at_rdisk_program_id();
     }
     r->addrs = at_rcache_new();
+    r->seen = at_rcache_new();
     r->dm = at_demangler_new();
     return r;
 }
@@ -223,6 +235,7 @@ void at_resolver_free(at_resolver *r)
     }
     free(r->modules);
     at_rcache_free(r->addrs, addr_texts_free);
+    at_rcache_free(r->seen, NULL);
     free(r->done);
     at_demangler_free(r->dm);
     for (size_t i = 0; i < r->nbuild_id_dirs; i++)
@@ -233,6 +246,7 @@ void at_resolver_free(at_resolver *r)
     free(r->program_id);
     free(r->sysroot);
     free(r->buf);
+    free(r->hbuf);
     free(r);
 }
 
@@ -261,6 +275,7 @@ void at_resolver_add_map(at_resolver *r, const at_map *map)
     for (size_t i = 0; i < r->nmaps; i++)
         if (map->start < r->maps[i].end && r->maps[i].start < map->end) {
             forget_stacks(r);
+            at_rcache_clear(r->seen, NULL);
             break;
         }
     if (r->nmaps == r->capmaps) {
@@ -397,38 +412,52 @@ static at_rtexts *resolve_in_map(at_resolver *r, rmap *m, uint64_t pc)
 
 static addr_texts *resolve_address(at_resolver *r, uint64_t addr)
 {
-    uint64_t pc = addr ? addr - 1 : 0;
-    long mi = find_map(r, pc);
-    addr_texts *a = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
+    addr_texts *a = at_rcache_get(r->seen, addr, 0);
     if (a)
         return a;
-    a = at_xcalloc(1, sizeof *a);
-    a->e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN)) : resolve_in_map(r, &r->maps[mi], pc);
-    at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, a);
-    r->stats.addresses++;
+    uint64_t pc = addr ? addr - 1 : 0;
+    long mi = find_map(r, pc);
+    a = at_rcache_get(r->addrs, (uint64_t)(mi + 1), addr);
+    if (!a) {
+        a = at_xcalloc(1, sizeof *a);
+        a->e = mi < 0 ? one_text(at_xstrdup_or_null(AT_FRAME_UNKNOWN))
+                      : resolve_in_map(r, &r->maps[mi], pc);
+        at_rcache_put(r->addrs, (uint64_t)(mi + 1), addr, a);
+        r->stats.addresses++;
+    }
+    if (mi >= 0) /* see the top */
+        at_rcache_put(r->seen, addr, 0, a);
     return a;
 }
 
-/* The address's texts as the table's copies (taken once a table). */
-static const char *const *kept_texts(at_stack_table *table, addr_texts *a)
+/* The address's texts as the table's copies, with their hashes (taken
+ * once a table). */
+static void keep_texts(at_stack_table *table, addr_texts *a)
 {
-    if (a->kept_for != table) {
-        if (!a->kept)
-            a->kept = at_xcalloc(a->e->n ? a->e->n : 1, sizeof *a->kept);
-        for (uint32_t k = 0; k < a->e->n; k++)
-            a->kept[k] = at_stacks_text(table, a->e->texts[k]);
-        a->kept_for = table;
+    if (a->kept_for == table)
+        return;
+    if (!a->kept) {
+        a->kept = at_xcalloc(a->e->n ? a->e->n : 1, sizeof *a->kept);
+        a->kept_hash = at_xcalloc(a->e->n ? a->e->n : 1, sizeof *a->kept_hash);
     }
-    return a->kept;
+    for (uint32_t k = 0; k < a->e->n; k++) {
+        a->kept[k] = at_stacks_text(table, a->e->texts[k]);
+        a->kept_hash[k] = at_stacks_text_hash(a->kept[k]);
+    }
+    a->kept_for = table;
 }
 
-static void push(at_resolver *r, size_t *n, uint64_t addr, const char *text)
+/* A frame onto the stack being built; text is the table's own copy (or
+ * NULL) and hash its at_stacks_text_hash. */
+static void push(at_resolver *r, size_t *n, uint64_t addr, const char *text, uint64_t hash)
 {
     if (*n == r->capbuf) {
         r->capbuf = r->capbuf ? r->capbuf * 2 : 64;
         r->buf = at_xrealloc(r->buf, r->capbuf * sizeof *r->buf);
+        r->hbuf = at_xrealloc(r->hbuf, r->capbuf * sizeof *r->hbuf);
     }
-    r->buf[(*n)++] = (at_frame){ .addr = addr, .text = text };
+    r->buf[*n] = (at_frame){ .addr = addr, .text = text };
+    r->hbuf[(*n)++] = hash;
 }
 
 static bool ends_inlined(const char *text)
@@ -449,8 +478,9 @@ const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const
     size_t n = 0;
     for (uint32_t i = 0; i < stack->nframes; i++) {
         const at_frame *f = &stack->frames[i];
-        if (f->text && !r->re_resolve) {
-            push(r, &n, f->addr, f->text);
+        if (f->text && !r->re_resolve) { /* the input stack may be another table's */
+            const char *text = at_stacks_text(table, f->text);
+            push(r, &n, f->addr, text, at_stacks_text_hash(text));
             continue;
         }
         /* Re-resolving: the outer frames of an earlier inline expansion
@@ -459,11 +489,11 @@ const at_stack *at_resolver_resolve(at_resolver *r, at_stack_table *table, const
             ends_inlined(stack->frames[i - 1].text))
             continue;
         addr_texts *a = resolve_address(r, f->addr);
-        const char *const *texts = kept_texts(table, a);
+        keep_texts(table, a);
         for (uint32_t k = 0; k < a->e->n; k++)
-            push(r, &n, f->addr, texts[k]);
+            push(r, &n, f->addr, a->kept[k], a->kept_hash[k]);
     }
-    out = at_stacks_intern(table, r->buf, (uint32_t)n);
+    out = at_stacks_intern_kept(table, r->buf, r->hbuf, (uint32_t)n);
     r->stats.stacks++;
     done_put(r, stack, out);
     done_put(r, out, out); /* resolving it again changes nothing */

@@ -105,6 +105,35 @@ static void stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinc
     at_stacks_free(t);
 }
 
+/* The resolver's way in (its texts the table's own, their hashes kept
+ * beside them) finds the same stacks as the general one, both ways round. */
+static void a_stack_interned_with_kept_texts_is_the_same_stack(void **state)
+{
+    (void)state;
+    at_stack_table *t = at_stacks_new();
+    char main_text[] = "main() at m.c:3";
+    at_frame plain[] = { { 0x10, NULL }, { 0x20, "g(int) at g.cc:7" }, { 0x30, main_text } };
+    const at_stack *s1 = at_stacks_intern(t, plain, 3);
+    at_frame kept[3];
+    uint64_t hashes[3];
+    for (int i = 0; i < 3; i++) {
+        kept[i] = (at_frame){ plain[i].addr, at_stacks_text(t, plain[i].text) };
+        hashes[i] = at_stacks_text_hash(kept[i].text);
+    }
+    assert_ptr_equal(at_stacks_intern_kept(t, kept, hashes, 3), s1);
+    /* a new one interned the kept way first is found the general way */
+    kept[2].addr = 0x31;
+    const at_stack *s2 = at_stacks_intern_kept(t, kept, hashes, 3);
+    assert_ptr_not_equal(s2, s1);
+    assert_ptr_equal(s2->frames[2].text, kept[2].text); /* not copied again */
+    main_text[0] = 'm';
+    at_frame again[] = { { 0x10, NULL }, { 0x20, "g(int) at g.cc:7" }, { 0x31, main_text } };
+    assert_ptr_equal(at_stacks_intern(t, again, 3), s2);
+    assert_ptr_equal(at_stacks_intern_kept(t, kept, hashes, 0), at_stacks_intern(t, NULL, 0));
+    assert_int_equal(at_stacks_count(t), 3);
+    at_stacks_free(t);
+}
+
 static void map_line_splits_at_last_arrow(void **state)
 {
     (void)state;
@@ -232,6 +261,7 @@ int main(void)
         cmocka_unit_test(many_stacks_survive_table_growth),
         cmocka_unit_test(a_frame_text_is_kept_once_across_stacks),
         cmocka_unit_test(stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinct),
+        cmocka_unit_test(a_stack_interned_with_kept_texts_is_the_same_stack),
         cmocka_unit_test(map_line_splits_at_last_arrow),
         cmocka_unit_test(malformed_map_lines_are_rejected),
         cmocka_unit_test(newest_map_covering_an_address_wins),
