@@ -130,6 +130,21 @@ static void hand_on(reorder *o, const at_call *c)
     at_stage_put(o->stage.next, &rec);
 }
 
+/* hand_on for a call held here (the window's, the heap's): its time is
+ * carried in its place. A copy on the stack, its time then written, made
+ * the next stage's first 16-byte load of it wait for the two stores (a
+ * store it could not be forwarded from): 5% of a cc1plus trace's reading
+ * was that one load. */
+static void hand_on_held(reorder *o, at_call *c)
+{
+    if (c->index >= o->next)
+        o->next = c->index + 1;
+    if (o->t->header.time_on_change)
+        at_carry_time(&o->last_time, c);
+    at_record rec = { .kind = AT_REC_CALL, .u.call = c };
+    at_stage_put(o->stage.next, &rec);
+}
+
 /* The window's slot for index i. */
 static inline at_call *slot(reorder *o, uint64_t i)
 {
@@ -167,7 +182,7 @@ static bool emit_one(reorder *o, uint64_t drop_after, uint64_t *dropped, uint64_
                 *first = w->index;
             o->next++;
         } else {
-            hand_on(o, w);
+            hand_on_held(o, w);
         }
         w->index = 0;
         o->held--;
@@ -179,7 +194,7 @@ static bool emit_one(reorder *o, uint64_t drop_after, uint64_t *dropped, uint64_
             if (!(*dropped)++)
                 *first = c->index;
         } else {
-            hand_on(o, c);
+            hand_on_held(o, c);
         }
         free(c);
         return true;
