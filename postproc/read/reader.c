@@ -982,11 +982,37 @@ static raw_slot *raw_find(reader *r, uint64_t h, const char *p, size_t len)
  * blank line: read line by line. Returns its stack when it was nothing
  * but well-formed frame lines (so its bytes may stand for it from now on),
  * else NULL. */
+/* A new list whose every line is "\t0x" HEX and nothing more (the
+ * tracer's unresolved frames) read in one loop into the block's frames:
+ * what one_line, block_line and read_frame make of such lines, without
+ * their tests for every other form (a compiler's trace has 50,000 new
+ * lists of 40-120 lines: a tenth of its reading). Returns the number of
+ * lines, or 0 with nothing changed at a line of any other form. */
+static size_t plain_frames(reader *r, const char *p, const char *stop)
+{
+    size_t first = r->nframes, lines = 0;
+    for (const char *q = p; q <= stop; lines++) {
+        uint64_t addr;
+        size_t n = stop - q >= 3 && q[0] == '\t' && q[1] == '0' && q[2] == 'x'
+                       ? at_lex_hex(q + 3, stop + 1, &addr) : 0;
+        if (!n || q[3 + n] != '\n') {
+            r->nframes = first;
+            return 0;
+        }
+        reserve((void **)&r->frames, &r->cframes, r->nframes, sizeof *r->frames);
+        r->frames[r->nframes++] = (pend_frame){ addr, (size_t)-1 };
+        q += 4 + n;
+    }
+    r->lineno += lines;
+    r->st = ST_FRAMES;
+    return lines;
+}
+
 static const at_stack *new_list(reader *r, const char *p, const char *stop, const char *next)
 {
     uint64_t warnings = r->d->warnings;
-    size_t lines = 0;
-    for (const char *q = p; q <= stop && !r->stop; lines++) {
+    size_t lines = plain_frames(r, p, stop);
+    for (const char *q = lines ? stop + 1 : p; q <= stop && !r->stop; lines++) {
         const char *nl = memchr(q, '\n', (size_t)(stop + 1 - q));
         one_line(r, q, (size_t)(nl - q));
         q = nl + 1;

@@ -589,6 +589,36 @@ static void repeated_frame_list_with_a_comment_keeps_the_comment(void **state)
     parsed_free(p);
 }
 
+/* A new list is read in one loop while every line is "\t0x" HEX alone
+ * (reader.c, plain_frames); a line of any other form further down sends
+ * the whole list the line-by-line way, with the same frames, texts,
+ * warnings and line numbers as before. */
+static void a_list_plain_until_its_last_line_is_read_whole_the_other_way(void **state)
+{
+    (void)state;
+    parsed *p = parse(HDR "1. malloc(8) = 0x10\n\t0x20\n\t0x30\n\n"
+                          "2. malloc(8) = 0x11\n\t0x20\n\t0x30 f() at f.c:3\n\n"
+                          "3. malloc(8) = 0x12\n\t0x20\n\t0x30\r\n\n"
+                          "4. malloc(8) = 0x13\n\t0x20\n\t0x11112222333344445\n\n"
+                          "5. malloc(8) = 0x14\n\t0x20\n\t0x\n\n"
+                          "6. malloc(8) = 0x15\n\t0x20\n\t0x30\n\n");
+    assert_int_equal(count(p, AT_REC_CALL), 6);
+    const at_stack *s1 = nth(p, AT_REC_CALL, 0)->u.call->stack;
+    const at_stack *s2 = nth(p, AT_REC_CALL, 1)->u.call->stack;
+    assert_int_equal(s1->nframes, 2);
+    assert_int_equal(s1->frames[1].addr, 0x30);
+    assert_null(s1->frames[1].text);
+    assert_int_equal(s2->nframes, 2);
+    assert_string_equal(s2->frames[1].text, "f() at f.c:3");
+    assert_ptr_equal(nth(p, AT_REC_CALL, 2)->u.call->stack, s1); /* CRLF: the same frames */
+    assert_ptr_equal(nth(p, AT_REC_CALL, 5)->u.call->stack, s1);
+    assert_int_equal(p->d.warnings, 2); /* 17 hex digits; no digits */
+    assert_non_null(strstr(p->msgs, "t.trace:16: warning: malformed frame line"));
+    assert_non_null(strstr(p->msgs, "t.trace:20: warning: malformed frame line"));
+    assert_int_equal(nth(p, AT_REC_CALL, 5)->line, 22);
+    parsed_free(p);
+}
+
 static void nul_bytes_in_a_call_name_make_it_malformed(void **state)
 {
     (void)state;
@@ -740,6 +770,7 @@ int main(void)
         cmocka_unit_test(empty_input_is_an_error_and_no_record),
         cmocka_unit_test(equal_frame_lists_share_one_stack),
         cmocka_unit_test(repeated_malformed_frame_list_warns_each_time),
+        cmocka_unit_test(a_list_plain_until_its_last_line_is_read_whole_the_other_way),
         cmocka_unit_test(nul_bytes_in_a_call_name_make_it_malformed),
         cmocka_unit_test(line_numbers_stay_right_after_repeated_frame_lists),
         cmocka_unit_test(repeated_frame_list_with_a_comment_keeps_the_comment),
