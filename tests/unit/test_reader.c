@@ -619,6 +619,35 @@ static void a_list_plain_until_its_last_line_is_read_whole_the_other_way(void **
     parsed_free(p);
 }
 
+/* A block's frame list is found and hashed at its first call line
+ * (reader.c, look_ahead), past its other call lines, comments and the
+ * summary line; whatever lies between, the records are those of reading
+ * it where it comes. */
+static void a_list_found_ahead_of_its_calls_gives_the_same_records(void **state)
+{
+    (void)state;
+    parsed *p = parse(HDR "1. malloc(8) = 0x10\n\t0x20\n\t0x30\n\n"
+                          "2. malloc(8) = 0x11\n## inside\n3. free(0x11)\n"
+                          "# allocation summary: 1 block(s) with total size 8\n\t0x20\n\t0x30\n\n"
+                          "4. malloc(8) = 0x12\n5. malloc(x) = 0x13\n\t0x20\n\t0x30\n\n"
+                          "6. malloc(8) = 0x14\n\t0x20\n\t0x30\n\n");
+    assert_int_equal(count(p, AT_REC_CALL), 5);
+    const at_stack *s = nth(p, AT_REC_CALL, 0)->u.call->stack;
+    assert_ptr_equal(nth(p, AT_REC_CALL, 1)->u.call->stack, s);
+    assert_ptr_equal(nth(p, AT_REC_CALL, 2)->u.call->stack, s);
+    /* call 5 cannot be read: call 4's block ends there, without frames,
+     * and call 5's block is skipped to its blank line */
+    assert_int_equal(nth(p, AT_REC_CALL, 3)->u.call->index, 4);
+    assert_int_equal(nth(p, AT_REC_CALL, 3)->u.call->stack->nframes, 0);
+    assert_ptr_equal(nth(p, AT_REC_CALL, 4)->u.call->stack, s);
+    assert_int_equal(count(p, AT_REC_COMMENT), 1);
+    assert_int_equal(p->d.warnings, 2);
+    assert_non_null(strstr(p->msgs, "t.trace:13: warning: call record not ended by a blank line"));
+    assert_non_null(strstr(p->msgs, "t.trace:14: warning: malformed call line"));
+    assert_int_equal(nth(p, AT_REC_CALL, 4)->line, 18);
+    parsed_free(p);
+}
+
 static void nul_bytes_in_a_call_name_make_it_malformed(void **state)
 {
     (void)state;
@@ -771,6 +800,7 @@ int main(void)
         cmocka_unit_test(equal_frame_lists_share_one_stack),
         cmocka_unit_test(repeated_malformed_frame_list_warns_each_time),
         cmocka_unit_test(a_list_plain_until_its_last_line_is_read_whole_the_other_way),
+        cmocka_unit_test(a_list_found_ahead_of_its_calls_gives_the_same_records),
         cmocka_unit_test(nul_bytes_in_a_call_name_make_it_malformed),
         cmocka_unit_test(line_numbers_stay_right_after_repeated_frame_lists),
         cmocka_unit_test(repeated_frame_list_with_a_comment_keeps_the_comment),
