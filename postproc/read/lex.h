@@ -319,6 +319,32 @@ static inline bool lex_hex_before(const char *e, size_t n, uint64_t *out)
 }
 #endif
 
+/* A frame line of the form "\t0x" HEX "\n" alone at q (the tracer's
+ * unresolved frames), all of it between lo and end: the number of hex
+ * digits, the address in *addr; 0 for a line of any other form. What
+ * at_lex_hex reads up to the line end, 16 digits at once where the 16
+ * bytes before the line end and after the "0x" lie between lo and end
+ * (a new frame list of a compiler's trace is 40-120 such lines; a table
+ * lookup a digit was most of reading them). */
+static inline size_t at_lex_plain_frame(const char *lo, const char *q, const char *end,
+                                        uint64_t *addr)
+{
+    if (end - q < 4 || q[0] != '\t' || q[1] != '0' || q[2] != 'x')
+        return 0;
+    const char *h = q + 3;
+#ifdef __SSE2__
+    if (end - h >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)h);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')));
+        size_t n = m ? (size_t)__builtin_ctz(m) : 0;
+        if (n && h + n - 16 >= lo)
+            return lex_hex_before(h + n, n, addr) ? n : 0;
+    }
+#endif
+    size_t n = at_lex_hex(h, end, addr);
+    return n && h + n < end && h[n] == '\n' ? n : 0;
+}
+
 /* "[HH:MM:SS.ffffff] " at p (end - p >= 18), as lex_fixed_time reads it. */
 static inline bool lex_time_words(const char *p, uint64_t *us)
 {

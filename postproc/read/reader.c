@@ -1017,9 +1017,8 @@ static size_t plain_frames(reader *r, const char *p, const char *stop)
     size_t first = r->nframes, lines = 0;
     for (const char *q = p; q <= stop; lines++) {
         uint64_t addr;
-        size_t n = stop - q >= 3 && q[0] == '\t' && q[1] == '0' && q[2] == 'x'
-                       ? at_lex_hex(q + 3, stop + 1, &addr) : 0;
-        if (!n || q[3 + n] != '\n') {
+        size_t n = at_lex_plain_frame(p, q, stop + 1, &addr);
+        if (!n) {
             r->nframes = first;
             return 0;
         }

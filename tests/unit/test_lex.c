@@ -284,6 +284,60 @@ static void mutations_agree(void **state)
     }
 }
 
+/* A frame line "\t0x" HEX "\n" read 16 digits at once (at_lex_plain_frame)
+ * gives what at_lex_hex gives up to the line end: every length of hex, every
+ * digit replaced by every other byte, the line cut at every length, the
+ * lower bound anywhere before it. */
+static size_t scalar_frame(const char *q, const char *end, uint64_t *a)
+{
+    if (end - q < 4 || q[0] != '\t' || q[1] != '0' || q[2] != 'x')
+        return 0;
+    size_t n = at_lex_hex(q + 3, end, a);
+    return n && q + 3 + n < end && q[3 + n] == '\n' ? n : 0;
+}
+
+static void plain_frames_agree_with_the_scalar_way(void **state)
+{
+    (void)state;
+    const char hex[] = "0123456789abcdefABCDEF0123";
+    const char others[] = { 'g', 'G', 'x', ' ', '\r', '\t', '\0', '/', ':', '@', '`', (char)0x80,
+                            (char)0xff, '\n' };
+    for (size_t digits = 0; digits <= 20; digits++) {
+        for (size_t bad = 0; bad <= digits; bad++) {
+            for (size_t o = 0; o < sizeof others; o++) {
+                char text[64];
+                size_t pre = 20; /* room before the line, for the lower bound */
+                memset(text, '\t', pre);
+                memcpy(text + pre, "\t0x", 3);
+                memcpy(text + pre + 3, hex, digits);
+                text[pre + 3 + digits] = '\n';
+                if (bad < digits)
+                    text[pre + 3 + bad] = others[o];
+                size_t len = pre + 3 + digits + 1;
+                for (size_t cut = pre; cut <= len; cut += (cut < len - 2 ? 3 : 1)) {
+                    char *heap = malloc(cut);
+                    memcpy(heap, text, cut);
+                    for (size_t lo = 0; lo <= pre; lo += 5) {
+                        uint64_t a = 1, b = 2;
+                        size_t n = at_lex_plain_frame(heap + lo, heap + pre, heap + cut, &a);
+                        size_t m = scalar_frame(heap + pre, heap + cut, &b);
+                        assert_int_equal(n, m);
+                        if (n)
+                            assert_int_equal(a, b);
+                    }
+                    free(heap);
+                }
+                if (bad == digits)
+                    break; /* nothing replaced: once is enough */
+            }
+        }
+    }
+    uint64_t a;
+    const char line[] = "\t0x7f12345678ab\n\n";
+    assert_int_equal(at_lex_plain_frame(line, line, line + sizeof line - 1, &a), 12);
+    assert_int_equal(a, 0x7f12345678abull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +349,7 @@ int main(void)
         cmocka_unit_test(other_forms_read_the_general_way),
         cmocka_unit_test(malformed_lines_refused),
         cmocka_unit_test(mutations_agree),
+        cmocka_unit_test(plain_frames_agree_with_the_scalar_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
