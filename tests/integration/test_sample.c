@@ -137,6 +137,38 @@ static void test_sites_estimated_within_15_percent_of_full_mode(void **state)
     h_cleanup();
 }
 
+/* A sampled process has no backtrace taken at start (libunwind's first
+ * call, its cache and its checks, are left to the first pick): the first
+ * pick, here the program's first call, still unwinds from the program's
+ * own frame. */
+static void test_first_pick_unwinds_from_the_programs_frame(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *env[] = { "ALLOCTRACE_SAMPLE=1", SEED, NULL };
+    char *sampled = trace(dir, "first.txt", NULL, env);
+    h_result r = pp("-r", sampled);
+    assert_int_equal(r.status, 0);
+    const char *first = strstr(r.out, "\n1. ");
+    assert_non_null(first);
+    const char *end = strstr(first + 1, "\n\n");
+    assert_non_null(end);
+    char *record = strndup(first + 1, (size_t)(end - first - 1));
+    h_has(record, "] calloc(80000) = 0x");   /* all_sites' array of blocks */
+    h_has(record, "\n\t0x");
+    char *frame0 = strchr(record, '\t'), *frame1 = strchr(frame0, '\n');
+    assert_non_null(frame1);
+    *frame1++ = '\0';
+    h_has(frame0, " all_sites() at ");
+    h_has(frame0, "tests/programs/sample_sites.c:89");
+    char *main_at = strstr(frame1, " main() at ");
+    assert_true(strncmp(frame1, "\t0x", 3) == 0 && main_at && main_at < strchr(frame1, '\n'));
+    free(record);
+    h_result_free(&r);
+    free(sampled);
+    h_cleanup();
+}
+
 /* Only releases of picked blocks are in the trace: each finds its
  * allocation, and the live blocks at the end are estimated too. */
 static void test_only_sampled_blocks_are_released(void **state)
@@ -761,6 +793,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_header_says_the_interval_and_the_trace_is_small, h_teardown),
         cmocka_unit_test_teardown(test_sites_estimated_within_15_percent_of_full_mode, h_teardown),
+        cmocka_unit_test_teardown(test_first_pick_unwinds_from_the_programs_frame, h_teardown),
         cmocka_unit_test_teardown(test_only_sampled_blocks_are_released, h_teardown),
         cmocka_unit_test_teardown(test_picked_blocks_of_every_function_are_the_programs, h_teardown),
         cmocka_unit_test_teardown(test_realloc_between_picked_and_unpicked_keeps_contents, h_teardown),
