@@ -131,10 +131,11 @@ static void hand_on(reorder *o, const at_call *c)
 }
 
 /* hand_on for a call held here (the window's, the heap's): its time is
- * carried in its place. A copy on the stack, its time then written, made
- * the next stage's first 16-byte load of it wait for the two stores (a
- * store it could not be forwarded from): 5% of a cc1plus trace's reading
- * was that one load. */
+ * carried in its place, without a copy on the stack. (The next stage's
+ * first 16-byte load of such a call still waits for the time written
+ * just before, a store it cannot be forwarded from: 4-8% of a compiler
+ * trace's reading samples fall on that load, in place or in a copy alike;
+ * docs/benchmarks.md, h25pp6, says what was tried.) */
 static void hand_on_held(reorder *o, at_call *c)
 {
     if (c->index >= o->next)
