@@ -1128,6 +1128,12 @@ static const char *fast_frames(reader *r, const char *p, const char *end, const 
     return next;
 }
 
+/* Lines looked past for a block's frame list: a group of more calls (perl's
+ * and python3's traces have 50-75 calls a group) pays its one probe over
+ * all of them anyway, and searching its lines twice cost more (their
+ * reading thread's `read_input` samples doubled). */
+#define LOOK_AHEAD_LINES 8
+
 /* At a block's first call line, whose line end is nl: its frame list
  * (after the call lines and the summary line) found and hashed now, and
  * its slot of the table of lists seen asked for (a prefetch), so that
@@ -1138,8 +1144,8 @@ static const char *fast_frames(reader *r, const char *p, const char *end, const 
 static void look_ahead(reader *r, const char *nl, const char *end)
 {
     const char *q = nl + 1;
-    while (q < end && ((*q >= '0' && *q <= '9') || *q == '#')) {
-        const char *e = memchr(q, '\n', (size_t)(end - q));
+    for (int lines = 0; q < end && ((*q >= '0' && *q <= '9') || *q == '#'); lines++) {
+        const char *e = lines < LOOK_AHEAD_LINES ? memchr(q, '\n', (size_t)(end - q)) : NULL;
         if (!e)
             return;
         q = e + 1;
