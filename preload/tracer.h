@@ -427,6 +427,7 @@ uint64_t at_order_key_us(uint64_t key) AT_HIDDEN;
 
 /* ---- zframe.c (zstd frames, libzstd on mmap'd memory) ----------------- */
 int at_zframe_init(void) AT_HIDDEN;   /* -1: raw frames only */
+void at_zframe_defer(void) AT_HIDDEN;   /* the context at the second write */
 /* Room the frame of n bytes of text may take. */
 size_t at_zframe_bound(size_t n) AT_HIDDEN;
 /* One frame of src[0..n) into dst (at_zframe_bound(n) bytes); returns its

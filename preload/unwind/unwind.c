@@ -152,9 +152,18 @@ static int load_libunwind(void)
     code_range((const void *)fn, &at_unw_lo, &at_unw_hi);
     set_per_thread_caching(h);
     /* The main thread's first unw_backtrace allocates libunwind's
-     * thread-local block: now, untraced. */
-    void *warm[4];
-    fn(warm, 4);
+     * thread-local block: now, untraced. Not when sampling: a sampled
+     * process may never pick a block (most short ones do not, at 512k),
+     * and that first call maps and fills libunwind's 256 KiB cache (64
+     * page faults) and validates its way up the stack (~40 system calls),
+     * about half of what a sampled process paid at start over the
+     * do-nothing preload. The first pick does it instead, inside the
+     * tracer, where the thread-local block's allocation is untraced as
+     * it is on every other thread's first backtrace. */
+    if (!at_cfg.sample) {
+        void *warm[4];
+        fn(warm, 4);
+    }
     at_unw_backtrace = fn;
     return 0;
 }

@@ -135,7 +135,10 @@ static int setup_frames(int compress)
     last_start = 0;
     if (!compress || zbuf)
         return 0;
-    at_zframe_init();   /* without a context: raw frames */
+    if (at_cfg.sample)
+        at_zframe_defer();   /* made at the second write (zframe.c) */
+    else
+        at_zframe_init();   /* without a context: raw frames */
     void *m = mmap(NULL, at_zframe_bound(ZCHUNK), PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (m == MAP_FAILED)

@@ -29,6 +29,13 @@
  *   the context could not be made, writes a raw frame instead: the
  *   bytes stored as they are, framed by hand (a few lines, after RFC
  *   8878), which every zstd decoder reads.
+ * - A sampled trace makes its context at its second write, not at start:
+ *   its first write is the start's header and maps (1-10 KiB), and most
+ *   short processes never pick a block at 512k, so that is all they
+ *   write. The context's first use costs libzstd's CPU check (three
+ *   CPUID instructions, each a VM exit of ~26 us on a virtual machine)
+ *   and its workspace's page faults: ~0.1 ms, paid by every process of a
+ *   `make` or `cmake` run. So the start is written raw.
  */
 #include <stdatomic.h>
 #include <string.h>
@@ -44,6 +51,8 @@
 
 static ZSTD_CCtx *cctx;
 static atomic_int busy;
+static int deferred;   /* the context waits for the second write (sampling) */
+static unsigned writes;
 
 /* mmap'd memory with its length in front (16 bytes, keeping alignment). */
 static void *map_alloc(void *opaque, size_t n)
@@ -77,6 +86,11 @@ int at_zframe_init(void)
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, LEVEL);
     ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 0);
     return 0;
+}
+
+void at_zframe_defer(void)
+{
+    deferred = 1;
 }
 
 size_t at_zframe_bound(size_t n)
@@ -115,18 +129,25 @@ size_t at_zframe_raw(void *dst, const void *src, size_t n)
 
 size_t at_zframe_encode(void *dst, size_t cap, const void *src, size_t n)
 {
-    if (cctx && !atomic_exchange(&busy, 1)) {
-        size_t z = ZSTD_compress2(cctx, dst, cap, src, n);
+    if (!atomic_exchange(&busy, 1)) {
+        if (deferred && writes++ > 0) {
+            deferred = 0;
+            at_zframe_init();
+        }
+        size_t z = cctx ? ZSTD_compress2(cctx, dst, cap, src, n) : 0;
         atomic_store(&busy, 0);
-        if (!ZSTD_isError(z))
+        if (cctx && !ZSTD_isError(z))
             return z;
     }
     return at_zframe_raw(dst, src, n);
 }
 
 /* A forked child: the parent may have been compressing in another
- * thread (outfd.c's lock was held across fork, so not in this one). */
+ * thread (outfd.c's lock was held across fork, so not in this one); a
+ * context still deferred waits for the second write of the child's own
+ * file. */
 void at_zframe_fork_child(void)
 {
     atomic_store(&busy, 0);
+    writes = 0;   /* the child's file starts with its own header */
 }

@@ -137,6 +137,106 @@ static void test_sites_estimated_within_15_percent_of_full_mode(void **state)
     h_cleanup();
 }
 
+/* A sampled process has no backtrace taken at start (libunwind's first
+ * call, its cache and its checks, are left to the first pick): the first
+ * pick, here the program's first call, still unwinds from the program's
+ * own frame. */
+static void test_first_pick_unwinds_from_the_programs_frame(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *env[] = { "ALLOCTRACE_SAMPLE=1", SEED, NULL };
+    char *sampled = trace(dir, "first.txt", NULL, env);
+    h_result r = pp("-r", sampled);
+    assert_int_equal(r.status, 0);
+    const char *first = strstr(r.out, "\n1. ");
+    assert_non_null(first);
+    const char *end = strstr(first + 1, "\n\n");
+    assert_non_null(end);
+    char *record = strndup(first + 1, (size_t)(end - first - 1));
+    h_has(record, "] calloc(80000) = 0x");   /* all_sites' array of blocks */
+    h_has(record, "\n\t0x");
+    char *frame0 = strchr(record, '\t'), *frame1 = strchr(frame0, '\n');
+    assert_non_null(frame1);
+    *frame1++ = '\0';
+    h_has(frame0, " all_sites() at ");
+    h_has(frame0, "tests/programs/sample_sites.c:89");
+    char *main_at = strstr(frame1, " main() at ");
+    assert_true(strncmp(frame1, "\t0x", 3) == 0 && main_at && main_at < strchr(frame1, '\n'));
+    free(record);
+    h_result_free(&r);
+    free(sampled);
+    h_cleanup();
+}
+
+/* Little-endian, N bytes at P. */
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The type of the first block of the zstd frame at F (RFC 8878: 0 raw,
+ * 2 compressed), and in *END where the frame ends. */
+static unsigned first_block_type(const unsigned char *f, const unsigned char **end)
+{
+    assert_int_equal(le(f, 4), 0xFD2FB528u);
+    unsigned fhd = f[4], single = fhd >> 5 & 1, fcs = fhd >> 6;
+    size_t fcs_bytes = fcs == 0 ? single : 1u << fcs, did = (1u << (fhd & 3)) >> 1;
+    const unsigned char *b = f + 5 + !single + did + fcs_bytes;
+    unsigned type = (unsigned)(le(b, 3) >> 1 & 3);
+    for (;;) {
+        uint64_t h = le(b, 3);
+        size_t size = (h >> 1 & 3) == 1 ? 1 : h >> 3;   /* an RLE block stores one byte */
+        b += 3 + size;
+        if (h & 1)
+            break;
+    }
+    *end = b + (fhd >> 2 & 1) * 4;   /* the checksum */
+    return type;
+}
+
+/* A file's bytes as they are on disk (h_read_file decompresses). */
+static unsigned char *disk_bytes(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    unsigned char *b = malloc(1 << 20);
+    assert_non_null(b);
+    *n = fread(b, 1, 1 << 20, f);
+    assert_true(*n > 0 && *n < 1 << 20);
+    fclose(f);
+    return b;
+}
+
+/* Most short processes never pick a block: a sampled trace's start (its
+ * header and maps) is written as a raw frame, and libzstd's context is
+ * made only for what comes after it, compressed as in full mode. */
+static void test_sampled_start_is_raw_and_the_picks_compressed(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    const char *env[] = { "ALLOCTRACE_COMPRESS=zstd", "ALLOCTRACE_SAMPLE=512k", SEED, NULL };
+    char *sampled = trace(dir, "sampled.txt.zst", NULL, env);
+    size_t n;
+    unsigned char *f = disk_bytes(sampled, &n);
+    const unsigned char *second, *end;
+    assert_int_equal(first_block_type(f, &second), 0);
+    h_has((const char *)f + 12, "sampling interval=524288, ");   /* readable: raw */
+    assert_true(second < f + n);
+    assert_int_equal(first_block_type(second, &end), 2);
+    h_result r = pp("--format stats", sampled);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(json_u64(r.out, "unknown_releases"), 0);
+    assert_true(json_u64(r.out, "allocations") > 100);
+    h_result_free(&r);
+    free(f);
+    free(sampled);
+    h_cleanup();
+}
+
 /* Only releases of picked blocks are in the trace: each finds its
  * allocation, and the live blocks at the end are estimated too. */
 static void test_only_sampled_blocks_are_released(void **state)
@@ -761,6 +861,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_header_says_the_interval_and_the_trace_is_small, h_teardown),
         cmocka_unit_test_teardown(test_sites_estimated_within_15_percent_of_full_mode, h_teardown),
+        cmocka_unit_test_teardown(test_first_pick_unwinds_from_the_programs_frame, h_teardown),
+        cmocka_unit_test_teardown(test_sampled_start_is_raw_and_the_picks_compressed, h_teardown),
         cmocka_unit_test_teardown(test_only_sampled_blocks_are_released, h_teardown),
         cmocka_unit_test_teardown(test_picked_blocks_of_every_function_are_the_programs, h_teardown),
         cmocka_unit_test_teardown(test_realloc_between_picked_and_unpicked_keeps_contents, h_teardown),

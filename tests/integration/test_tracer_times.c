@@ -7,7 +7,9 @@
  * tests/programs/tracer_threads with one thread makes 200,000 calls from
  * a few sites in a few hundred milliseconds: most calls share their
  * millisecond with the call before. The tracer's text is checked against
- * the rule; ALLOCTRACE_TIMESTAMPS=all gives every time back.
+ * the rule; ALLOCTRACE_TIMESTAMPS=all gives every time back; and the
+ * post-processor reads a trace with times on change as it reads the same
+ * calls with every time, to the millisecond.
  */
 #include "harness.h"
 #include "test_tracer_trace.h"
@@ -98,6 +100,118 @@ static void test_all_timestamps_writes_every_call_s_time_and_no_key(void **state
     h_cleanup();
 }
 
+/* The tracer's rule applied to a trace with every time: in index order
+ * (t, loaded), a call's time is kept only when its millisecond differs
+ * from the last kept; the text (all) drops the others' and its header
+ * gets the key. */
+static char *times_on_change(const char *all, const struct t_trace *t)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < t->n; i++)
+        top = t->recs[i].index > top ? t->recs[i].index : top;
+    char *keep = calloc(top + 1, 1);
+    assert_non_null(keep);
+    uint64_t last_ms = UINT64_MAX;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->recs[i].time_us / 1000 != last_ms) {
+            keep[t->recs[i].index] = 1;
+            last_ms = t->recs[i].time_us / 1000;
+        }
+    size_t n = strlen(all);
+    char *out = malloc(n + 32), *o = out;
+    assert_non_null(out);
+    const char *eol = strchr(all, '\n');
+    assert_non_null(eol);
+    memcpy(o, all, (size_t)(eol - all));
+    o += eol - all;
+    o += sprintf(o, "time=on change, ");
+    for (const char *line = eol; *line; line = eol) {
+        eol = strchr(line + 1, '\n');
+        eol = eol ? eol : line + strlen(line);
+        const char *t2 = strstr(line, ". [");   /* "\nN. [HH:MM:SS.uuuuuu] " */
+        if (t2 && t2 < eol && line[1] >= '0' && line[1] <= '9' && t2 + 19 < eol && t2[18] == ']') {
+            uint64_t index = strtoull(line + 1, NULL, 10);
+            if (index <= top && !keep[index]) {
+                memcpy(o, line, (size_t)(t2 + 2 - line));
+                o += t2 + 2 - line;
+                line = t2 + 20;   /* past "] " */
+            }
+        }
+        memcpy(o, line, (size_t)(eol - line));
+        o += eol - line;
+    }
+    *o = '\0';
+    free(keep);
+    return out;
+}
+
+/* The number after "KEY": in alloctrace-postproc's stats. */
+static uint64_t stat_of(const char *json, const char *key)
+{
+    char *k = h_fmt("\"%s\": ", key);
+    const char *at = strstr(json, k);
+    if (!at)
+        fail_msg("no %s in %s", k, json);
+    uint64_t v = strtoull(at + strlen(k), NULL, 10);
+    free(k);
+    return v;
+}
+
+/* What the post-processor makes of a trace with times on change is what it
+ * makes of the same calls with every time, to the millisecond: counts and
+ * peaks exactly, durations within a millisecond; and the text it writes
+ * back has every call's time, the carried one. */
+static void test_on_change_trace_reads_as_every_time_to_the_millisecond(void **state)
+{
+    (void)state;
+    char *dir = h_tmpdir();
+    char *all = trace_threads(dir, "all.trace", "ALLOCTRACE_TIMESTAMPS=all", NULL);
+    struct t_trace ta = t_load(all);
+    char *all_text = h_read_file(all, NULL), *chg_text = times_on_change(all_text, &ta);
+    char *chg = h_fmt("%s/chg.trace", dir), *back = h_fmt("%s/back.trace", dir);
+    FILE *f = fopen(chg, "w");
+    assert_non_null(f);
+    fputs(chg_text, f);
+    fclose(f);
+    char *pp = h_path("postproc/alloctrace-postproc");
+    h_result sa = h_sh("%s --format stats %s", pp, all), sc = h_sh("%s --format stats %s", pp, chg);
+    h_result wb = h_sh("%s -o %s %s", pp, back, chg);
+    assert_int_equal(sa.status + sc.status + wb.status, 0);
+    const char *exact[] = { "allocations", "releases", "allocated_bytes", "leaked_bytes",
+                            "leaked_blocks", "bytes", "blocks", "index" };   /* the last three: the peak's */
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        assert_int_equal(stat_of(sc.out, exact[i]), stat_of(sa.out, exact[i]));
+    uint64_t da = stat_of(sa.out, "duration_us"), dc = stat_of(sc.out, "duration_us");
+    uint64_t pa = stat_of(sa.out, "time_us"), pc = stat_of(sc.out, "time_us");
+    assert_true(da > 1000 && dc <= da && da - dc < 1000);
+    assert_true(pc <= pa && pa - pc < 1000);
+    struct t_trace tc = t_load(chg), tb = t_load(back);
+    assert_int_equal(tc.n, ta.n);
+    assert_int_equal(tb.n, ta.n);
+    size_t carried = 0;
+    for (size_t i = 0; i < ta.n; i++) {
+        assert_true(tc.recs[i].time_us / 1000 == ta.recs[i].time_us / 1000 &&
+                    tc.recs[i].time_us <= ta.recs[i].time_us);
+        assert_false(tb.recs[i].carried);   /* written back with every time */
+        assert_true(tb.recs[i].time_us == tc.recs[i].time_us);
+        carried += (size_t)tc.recs[i].carried;
+    }
+    assert_true(carried > ta.n * 9 / 10);
+    t_free(&ta);
+    t_free(&tc);
+    t_free(&tb);
+    h_result_free(&sa);
+    h_result_free(&sc);
+    h_result_free(&wb);
+    free(pp);
+    free(back);
+    free(chg);
+    free(chg_text);
+    free(all_text);
+    free(all);
+    h_cleanup();
+}
+
 /* Leaks mode's report at exit follows the same rule in index order
  * (preload/leaks/leakreport.c): tracer_leak_order keeps 60,000 blocks
  * made in a few milliseconds. */
@@ -141,6 +255,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_mode_writes_a_call_s_time_only_when_its_millisecond_moves_on),
         cmocka_unit_test(test_all_timestamps_writes_every_call_s_time_and_no_key),
+        cmocka_unit_test(test_on_change_trace_reads_as_every_time_to_the_millisecond),
         cmocka_unit_test(test_leaks_mode_report_writes_a_block_s_time_only_when_its_millisecond_moves_on),
     };
     return cmocka_run_group_tests(tests, NULL, h_teardown);
