@@ -45,8 +45,13 @@ static void put(at_stage *self, const at_record *r)
     }
     case AT_REC_CALL: {
         sync_maps(s);
+        /* Resolved before the call is copied: a call the reorder stage has
+         * just given its time is read whole only after the resolver's work,
+         * by when that store has mostly reached the cache (a load over it
+         * waits for it: docs/benchmarks.md, h25pp6). */
+        const at_stack *stack = at_resolver_resolve(s->r, s->t->stacks, r->u.call->stack);
         at_call call = *r->u.call;
-        call.stack = at_resolver_resolve(s->r, s->t->stacks, call.stack);
+        call.stack = stack;
         at_record rec = *r;
         rec.u.call = &call;
         at_stage_put(self->next, &rec);
