@@ -910,14 +910,9 @@ static void write_groups(const struct grouping *g, const struct at_live_block *a
  * every time: its header says nothing of the kind, and two snapshots'
  * blocks are matched by their times (postproc's --diff).
  */
-static size_t page_up(size_t len)
-{
-    return (len + 4095) & ~(size_t)4095;
-}
-
 static size_t no_time_bytes(size_t n)
 {
-    return page_up((n + 63) / 64 * sizeof(uint64_t));
+    return (n + 63) / 64 * sizeof(uint64_t);
 }
 
 static void mark_no_times(struct grouping *g, const struct at_live_block *all, size_t n)
@@ -936,14 +931,18 @@ static void grouping_free(struct grouping *g)
     unmap(g->groups, g->cap / 2 * sizeof *g->groups);
     unmap(g->table, g->cap * sizeof *g->table);
     unmap(g->next, g->nblocks * sizeof *g->next);
-    if (g->no_time)
-        munmap(g->no_time, no_time_bytes(g->nblocks));
+    unmap(g->no_time, no_time_bytes(g->nblocks));
 }
 
 /* last: the process is exiting and nothing reads the live blocks after
  * this report, so their store's memory is given back once they are
  * collected: the scan's and the sort's room then takes its place instead
  * of adding to it (a million live blocks: ~35 MB of slots). */
+static size_t page_up(size_t len)
+{
+    return (len + 4095) & ~(size_t)4095;
+}
+
 static void report(int emergency, int last)
 {
     size_t n, map_len;
