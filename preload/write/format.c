@@ -232,25 +232,6 @@ static char *put_value(char *p, char *end, const char *s)
 #define HEADER_TAIL_MAX 320   /* with a child's ppid and fork index, a sampling interval, the time key */
 
 static size_t format_header(char *h, size_t cap, const struct tm *tm, const char *process,
-                            pid_t pid, pid_t ppid, uint64_t fork_index, int sparse_times);
-
-/* A snapshot's header: its live blocks have every time (live.c). */
-size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
-{
-    return format_header(h, cap, tm, process, pid, 0, 0, 0);
-}
-
-/* A trace's header: full mode's calls, and the blocks of leaks mode's
- * report at exit, have a time when its millisecond moves on (chunk.c,
- * leakreport.c), and "time=on change" says so. */
-size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
-                              pid_t pid, pid_t ppid, uint64_t fork_index)
-{
-    return format_header(h, cap, tm, process, pid, ppid, fork_index,
-                         at_cfg.timestamps == AT_TIMES_ON_CHANGE);
-}
-
-static size_t format_header(char *h, size_t cap, const struct tm *tm, const char *process,
                             pid_t pid, pid_t ppid, uint64_t fork_index, int sparse_times)
 {
     char *p = h;
@@ -296,6 +277,22 @@ static size_t format_header(char *h, size_t cap, const struct tm *tm, const char
     p = PUTS(p, "\n");
     p = PUTS(p, "<1> : " AT_RES_MEMORY_NAME " (" AT_RES_MEMORY_DESC ")\n");
     return (size_t)(p - h);
+}
+
+/* A snapshot's header: its live blocks have every time (live.c). */
+size_t at_format_header(char *h, size_t cap, const struct tm *tm, const char *process, pid_t pid)
+{
+    return format_header(h, cap, tm, process, pid, 0, 0, 0);
+}
+
+/* A trace's header: full mode's calls, and the blocks of leaks mode's
+ * report at exit, have a time when its millisecond moves on (chunk.c,
+ * leakreport.c), and "time=on change" says so. */
+size_t at_format_header_child(char *h, size_t cap, const struct tm *tm, const char *process,
+                              pid_t pid, pid_t ppid, uint64_t fork_index)
+{
+    return format_header(h, cap, tm, process, pid, ppid, fork_index,
+                         at_cfg.timestamps == AT_TIMES_ON_CHANGE);
 }
 
 /* Whether the line ending at p[j-1] opens or continues a call group:
