@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <stdint.h>
+
+#define HUGE_PAGE ((size_t)2 << 20)
 
 void at_oom(void)
 {
@@ -54,6 +58,41 @@ void *at_xgrow_to(void *p, size_t *n, size_t index, size_t size, size_t first)
     memset((char *)p + *n * size, 0, (want - *n) * size);
     *n = want;
     return p;
+}
+
+size_t at_xhuge_size(size_t bytes)
+{
+    if (bytes > SIZE_MAX - HUGE_PAGE)
+        at_oom();
+    return (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+}
+
+/* A mapping one huge page longer than asked, its unaligned head and tail
+ * given back: the kernel backs only aligned 2 MiB ranges with huge pages.
+ * A fresh anonymous mapping is zeroed by the kernel, page by page, when
+ * first touched. */
+void *at_xhuge(size_t bytes)
+{
+    size_t size = at_xhuge_size(bytes ? bytes : 1);
+    if (size > SIZE_MAX - HUGE_PAGE)
+        at_oom();
+    char *p = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED)
+        at_oom();
+    size_t head = (HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1);
+    if (head)
+        munmap(p, head);
+    if (HUGE_PAGE - head)
+        munmap(p + head + size, HUGE_PAGE - head);
+    madvise(p + head, size, MADV_HUGEPAGE); /* a hint: no harm when refused */
+    return p + head;
+}
+
+void at_xhuge_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, at_xhuge_size(bytes ? bytes : 1));
 }
 
 char *at_xstrndup(const char *s, size_t n)

@@ -9,6 +9,7 @@
 #include "frame.h"
 #include "maps.h"
 #include "stack.h"
+#include "xalloc.h"
 
 static void equal_frame_lists_intern_to_one_stack(void **state)
 {
@@ -57,6 +58,57 @@ static void many_stacks_survive_table_growth(void **state)
         assert_int_equal(at_stacks_intern(t, &f, 1)->id, i);
     }
     assert_int_equal(at_stacks_count(t), 5000);
+    at_stacks_free(t);
+}
+
+/* at_xhuge: whole 2 MiB pages, aligned to them, zeroed and writable to
+ * the last byte (the kernel backs only aligned ranges with huge pages). */
+static void huge_memory_is_zeroed_aligned_and_whole(void **state)
+{
+    (void)state;
+    size_t mib2 = (size_t)2 << 20;
+    assert_int_equal(at_xhuge_size(1), mib2);
+    assert_int_equal(at_xhuge_size(mib2), mib2);
+    assert_int_equal(at_xhuge_size(mib2 + 1), 2 * mib2);
+    size_t bytes = 3 * mib2 + 5;
+    unsigned char *p = at_xhuge(bytes);
+    assert_int_equal((uintptr_t)p % mib2, 0);
+    for (size_t i = 0; i < at_xhuge_size(bytes); i += 4096)
+        assert_int_equal(p[i], 0);
+    assert_int_equal(p[at_xhuge_size(bytes) - 1], 0);
+    memset(p, 0xa5, at_xhuge_size(bytes));
+    assert_int_equal(p[at_xhuge_size(bytes) - 1], 0xa5);
+    at_xhuge_free(p, bytes);
+}
+
+/* Stacks over many of the arena's 2 MiB chunks, one stack bigger than a
+ * chunk, and a table of slots past 2 MiB (its own huge mapping): every
+ * stack found again by its frames and by its id, its frames intact. */
+static void stacks_over_many_huge_chunks_stay_intact(void **state)
+{
+    (void)state;
+    enum { N = 150000, DEPTH = 12, BIG = 200000 };
+    at_stack_table *t = at_stacks_new();
+    static at_frame f[BIG];
+    for (uint64_t i = 0; i < N; i++) {
+        for (uint64_t k = 0; k < DEPTH; k++)
+            f[k] = (at_frame){ i * 100 + k, NULL };
+        assert_int_equal(at_stacks_intern(t, f, DEPTH)->id, i);
+    }
+    for (uint64_t k = 0; k < BIG; k++)
+        f[k] = (at_frame){ 7 + k, NULL };
+    const at_stack *big = at_stacks_intern(t, f, BIG); /* 3.2 MB of frames */
+    assert_int_equal(big->id, N);
+    for (uint64_t i = 0; i < N; i += 7) {
+        for (uint64_t k = 0; k < DEPTH; k++)
+            f[k] = (at_frame){ i * 100 + k, NULL };
+        const at_stack *s = at_stacks_intern(t, f, DEPTH);
+        assert_int_equal(s->id, i);
+        assert_ptr_equal(at_stacks_get(t, (uint32_t)i), s);
+        assert_int_equal(s->frames[DEPTH - 1].addr, i * 100 + DEPTH - 1);
+    }
+    assert_int_equal(big->frames[BIG - 1].addr, 7 + BIG - 1);
+    assert_int_equal(at_stacks_count(t), N + 1);
     at_stacks_free(t);
 }
 
@@ -259,6 +311,8 @@ int main(void)
         cmocka_unit_test(equal_frame_lists_intern_to_one_stack),
         cmocka_unit_test(stacks_differing_in_text_or_length_are_distinct),
         cmocka_unit_test(many_stacks_survive_table_growth),
+        cmocka_unit_test(huge_memory_is_zeroed_aligned_and_whole),
+        cmocka_unit_test(stacks_over_many_huge_chunks_stay_intact),
         cmocka_unit_test(a_frame_text_is_kept_once_across_stacks),
         cmocka_unit_test(stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinct),
         cmocka_unit_test(a_stack_interned_with_kept_texts_is_the_same_stack),
