@@ -17,9 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The arena's chunks are whole huge pages (at_xhuge), 2 MiB or a bigger
- * request rounded up: a cc1plus trace's stacks are 40 MB, and with 4 KiB
- * pages their first copies took 10,000 page faults on the reading thread. */
+/* The arena's chunks are mappings of 2 MiB (or a bigger request) with
+ * their pages present (at_xmap): a cc1plus trace's stacks are 40 MB, and
+ * their first copies into calloc'd chunks took 10,000 page faults on the
+ * reading thread. */
+#define ARENA_CHUNK ((size_t)2 << 20)
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
@@ -56,8 +58,8 @@ static void *arena_alloc(at_stack_table *t, size_t n)
     n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     arena_chunk *c = t->chunks;
     if (!c || c->size - c->used < n) {
-        size_t size = at_xhuge_size(sizeof *c + n) - sizeof *c;
-        c = at_xhuge(sizeof *c + size);
+        size_t size = at_xmap_size(sizeof *c + (n > ARENA_CHUNK ? n : ARENA_CHUNK)) - sizeof *c;
+        c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = t->chunks;
         t->chunks = c;
@@ -67,23 +69,23 @@ static void *arena_alloc(at_stack_table *t, size_t n)
     return p;
 }
 
-/* Slots from 2 MiB up are huge pages of their own (at_xhuge), as the
- * arena's chunks. */
-static bool slots_huge(uint32_t nslots)
+/* Slots from 2 MiB up are a mapping of their own with its pages present
+ * (at_xmap), as the arena's chunks. */
+static bool slots_mapped(uint32_t nslots)
 {
     return (size_t)nslots * sizeof(stack_slot) >= ((size_t)2 << 20);
 }
 
 static stack_slot *new_slots(uint32_t n)
 {
-    return slots_huge(n) ? at_xhuge((size_t)n * sizeof(stack_slot))
+    return slots_mapped(n) ? at_xmap((size_t)n * sizeof(stack_slot))
                          : at_xcalloc(n, sizeof(stack_slot));
 }
 
 static void free_slots(stack_slot *slots, uint32_t n)
 {
-    if (slots_huge(n))
-        at_xhuge_free(slots, (size_t)n * sizeof *slots);
+    if (slots_mapped(n))
+        at_xmap_free(slots, (size_t)n * sizeof *slots);
     else
         free(slots);
 }
@@ -102,7 +104,7 @@ void at_stacks_free(at_stack_table *t)
         return;
     for (arena_chunk *c = t->chunks, *next; c; c = next) {
         next = c->next;
-        at_xhuge_free(c, sizeof *c + c->size);
+        at_xmap_free(c, sizeof *c + c->size);
     }
     free_slots(t->slots, t->nslots);
     free(t->by_id);

@@ -7,8 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <stdint.h>
-
-#define HUGE_PAGE ((size_t)2 << 20)
+#include <unistd.h>
 
 void at_oom(void)
 {
@@ -60,39 +59,48 @@ void *at_xgrow_to(void *p, size_t *n, size_t index, size_t size, size_t first)
     return p;
 }
 
-size_t at_xhuge_size(size_t bytes)
+size_t at_xmap_size(size_t bytes)
 {
-    if (bytes > SIZE_MAX - HUGE_PAGE)
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    if (!bytes)
+        bytes = 1;
+    if (bytes > SIZE_MAX - page)
         at_oom();
-    return (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    return (bytes + page - 1) & ~(page - 1);
 }
 
-/* A mapping one huge page longer than asked, its unaligned head and tail
- * given back: the kernel backs only aligned 2 MiB ranges with huge pages.
- * A fresh anonymous mapping is zeroed by the kernel, page by page, when
- * first touched. */
-void *at_xhuge(size_t bytes)
+void *at_xmap_lazy(size_t bytes)
 {
-    size_t size = at_xhuge_size(bytes ? bytes : 1);
-    if (size > SIZE_MAX - HUGE_PAGE)
-        at_oom();
-    char *p = mmap(NULL, size + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    void *p = mmap(NULL, at_xmap_size(bytes), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         at_oom();
-    size_t head = (HUGE_PAGE - ((uintptr_t)p & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1);
-    if (head)
-        munmap(p, head);
-    if (HUGE_PAGE - head)
-        munmap(p + head + size, HUGE_PAGE - head);
-    madvise(p + head, size, MADV_HUGEPAGE); /* a hint: no harm when refused */
-    return p + head;
+    return p;
 }
 
-void at_xhuge_free(void *p, size_t bytes)
+void at_xmap_populate(void *p, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    from &= ~(page - 1);
+    if (to > from) /* a hint: when refused, the pages come on first touch */
+        madvise((char *)p + from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void)p, (void)from, (void)to;
+#endif
+}
+
+void *at_xmap(size_t bytes)
+{
+    void *p = at_xmap_lazy(bytes);
+    at_xmap_populate(p, 0, at_xmap_size(bytes));
+    return p;
+}
+
+void at_xmap_free(void *p, size_t bytes)
 {
     if (p)
-        munmap(p, at_xhuge_size(bytes ? bytes : 1));
+        munmap(p, at_xmap_size(bytes));
 }
 
 char *at_xstrndup(const char *s, size_t n)

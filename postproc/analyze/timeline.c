@@ -8,11 +8,12 @@
  * (counts add, the later live value stays), in one pass that compacts the
  * array in place and keeps every site's ticks in order.
  *
- * The ticks live in a mapping of their own in huge pages (at_xhuge),
- * AT_AN_MAX_TICKS long from the start (the kernel commits only what is
- * touched): grown by doubling with realloc, a compiler's trace copied 25 MB
- * of them into fresh pages, a page fault every 4 KiB on the analyzer's
- * thread, and the sorted copy faulted again on the reading thread.
+ * The ticks live in a mapping of their own, AT_AN_MAX_TICKS long from the
+ * start, its pages made present 2 MiB at a time as the ticks reach them
+ * (at_xmap_lazy, at_xmap_populate): grown by doubling with realloc, a
+ * compiler's trace copied 25 MB of them into fresh pages, a page fault
+ * every 4 KiB on the analyzer's thread, and the sorted copy faulted again
+ * on the reading thread (now one at_xmap).
  */
 #include "timeline.h"
 #include "xalloc.h"
@@ -25,6 +26,7 @@
 struct at_an_timeline {
     at_an_tick *v;
     size_t n, cap; /* cap: how many ticks v's mapping holds */
+    size_t ready;  /* bytes of v made present */
     uint32_t *open; /* per site: its latest tick, or NONE */
     size_t nopen;
     unsigned shift; /* on top of the series' own merging */
@@ -35,7 +37,7 @@ at_an_timeline *at_an_timeline_new(void)
 {
     at_an_timeline *tl = at_xcalloc(1, sizeof(at_an_timeline));
     tl->cap = AT_AN_MAX_TICKS;
-    tl->v = at_xhuge(tl->cap * sizeof *tl->v);
+    tl->v = at_xmap_lazy(tl->cap * sizeof *tl->v);
     return tl;
 }
 
@@ -43,9 +45,19 @@ void at_an_timeline_free(at_an_timeline *tl)
 {
     if (!tl)
         return;
-    at_xhuge_free(tl->v, tl->cap * sizeof *tl->v);
+    at_xmap_free(tl->v, tl->cap * sizeof *tl->v);
     free(tl->open);
     free(tl);
+}
+
+/* The next 2 MiB of the ticks' mapping made present. */
+static void populate_more(at_an_timeline *tl)
+{
+    size_t end = tl->ready + ((size_t)2 << 20), all = tl->cap * sizeof *tl->v;
+    if (end > all)
+        end = all;
+    at_xmap_populate(tl->v, tl->ready, end);
+    tl->ready = end;
 }
 
 static void fold(at_an_timeline *tl)
@@ -101,6 +113,8 @@ void at_an_timeline_note(at_an_timeline *tl, uint32_t site, uint64_t interval, u
                 break;
         }
         if (o == NONE || tl->v[o].interval != k) {
+            if ((tl->n + 1) * sizeof *tl->v > tl->ready)
+                populate_more(tl);
             tl->v[tl->n] = (at_an_tick){ .site = site, .interval = k };
             o = tl->open[site] = (uint32_t)tl->n++;
         }
@@ -130,11 +144,11 @@ static void sort_by_site(at_an_timeline *tl)
     for (size_t k = 0; k < nsites; k++)
         start[k + 1] += start[k];
     size_t cap = tl->n ? tl->n : 1;
-    at_an_tick *out = at_xhuge(cap * sizeof *out);
+    at_an_tick *out = at_xmap(cap * sizeof *out);
     for (size_t i = 0; i < tl->n; i++)
         out[start[tl->v[i].site]++] = tl->v[i];
     free(start);
-    at_xhuge_free(tl->v, tl->cap * sizeof *tl->v);
+    at_xmap_free(tl->v, tl->cap * sizeof *tl->v);
     tl->v = out;
     tl->cap = cap;
 }

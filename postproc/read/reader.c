@@ -92,10 +92,11 @@ typedef struct raw_slot {
     const at_stack *stack; /* NULL: empty */
 } raw_slot;
 
-/* The lists' copies, kept to the reader's end: bumped out of chunks of
- * huge pages (at_xhuge). A malloc each was 13 MB in 34,000 blocks on a
- * cc1plus trace, 3,000 page faults as the heap grew and 3,000 more as
- * the copies first touched it, all on the reading thread. */
+/* The lists' copies, kept to the reader's end: bumped out of 2 MiB
+ * mappings with their pages present (at_xmap). A malloc each was 13 MB
+ * in 34,000 blocks on a cc1plus trace, 3,000 page faults as the heap grew
+ * and 3,000 more as the copies first touched it, on the reading thread. */
+#define LIST_CHUNK ((size_t)2 << 20)
 typedef struct list_chunk {
     struct list_chunk *next;
     size_t used, size;
@@ -971,7 +972,7 @@ static void reader_done(reader *r)
     free(r->list_stack);
     for (list_chunk *c = r->lists, *next; c; c = next) {
         next = c->next;
-        at_xhuge_free(c, sizeof *c + c->size);
+        at_xmap_free(c, sizeof *c + c->size);
     }
     free(r->raw);
 }
@@ -981,8 +982,8 @@ static char *keep_list(reader *r, const char *p, size_t len)
 {
     list_chunk *c = r->lists;
     if (!c || c->size - c->used < len) {
-        size_t size = at_xhuge_size(sizeof *c + len) - sizeof *c;
-        c = at_xhuge(sizeof *c + size);
+        size_t size = at_xmap_size(sizeof *c + (len > LIST_CHUNK ? len : LIST_CHUNK)) - sizeof *c;
+        c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = r->lists;
         r->lists = c;

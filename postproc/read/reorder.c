@@ -126,7 +126,8 @@ static void hand_on(reorder *o, const at_call *c)
     if (c->index >= o->next)
         o->next = c->index + 1;
     at_call room;
-    at_record rec = { .kind = AT_REC_CALL, .u.call = carried_time(o, c, &room) };
+    at_record rec;
+    at_call_record(&rec, carried_time(o, c, &room), 0);
     at_stage_put(o->stage.next, &rec);
 }
 
@@ -142,7 +143,8 @@ static void hand_on_held(reorder *o, at_call *c)
         o->next = c->index + 1;
     if (o->t->header.time_on_change)
         at_carry_time(&o->last_time, c);
-    at_record rec = { .kind = AT_REC_CALL, .u.call = c };
+    at_record rec;
+    at_call_record(&rec, c, 0);
     at_stage_put(o->stage.next, &rec);
 }
 
@@ -221,7 +223,9 @@ static void put(at_stage *self, const at_record *r)
     if (c->index < o->next || (c->index == o->next && !(o->held && slot(o, c->index)->index))) {
         hand_on(o, c);   /* its turn (or late): no copy */
     } else if (!c->nargs && widen(o, c->index) && !slot(o, c->index)->index) {
-        *slot(o, c->index) = *c;
+        at_call *w = slot(o, c->index); /* c was just parsed: see trace.h */
+        at_call_copy_fresh(w, c);
+        w->stack = c->stack;
         o->held++;
         return;
     } else {

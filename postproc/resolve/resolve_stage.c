@@ -50,10 +50,11 @@ static void put(at_stage *self, const at_record *r)
          * by when that store has mostly reached the cache (a load over it
          * waits for it: docs/benchmarks.md, h25pp6). */
         const at_stack *stack = at_resolver_resolve(s->r, s->t->stacks, r->u.call->stack);
-        at_call call = *r->u.call;
+        at_call call;
+        at_call_copy_fresh(&call, r->u.call);
         call.stack = stack;
-        at_record rec = *r;
-        rec.u.call = &call;
+        at_record rec;
+        at_call_record(&rec, &call, r->line);
         at_stage_put(self->next, &rec);
         return;
     }

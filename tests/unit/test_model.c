@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frame.h"
 #include "maps.h"
@@ -61,30 +62,33 @@ static void many_stacks_survive_table_growth(void **state)
     at_stacks_free(t);
 }
 
-/* at_xhuge: whole 2 MiB pages, aligned to them, zeroed and writable to
- * the last byte (the kernel backs only aligned ranges with huge pages). */
-static void huge_memory_is_zeroed_aligned_and_whole(void **state)
+/* at_xmap: whole pages, zeroed and writable to the last byte, present
+ * at once or (at_xmap_lazy) on demand. */
+static void mapped_memory_is_zeroed_and_whole(void **state)
 {
     (void)state;
-    size_t mib2 = (size_t)2 << 20;
-    assert_int_equal(at_xhuge_size(1), mib2);
-    assert_int_equal(at_xhuge_size(mib2), mib2);
-    assert_int_equal(at_xhuge_size(mib2 + 1), 2 * mib2);
-    size_t bytes = 3 * mib2 + 5;
-    unsigned char *p = at_xhuge(bytes);
-    assert_int_equal((uintptr_t)p % mib2, 0);
-    for (size_t i = 0; i < at_xhuge_size(bytes); i += 4096)
-        assert_int_equal(p[i], 0);
-    assert_int_equal(p[at_xhuge_size(bytes) - 1], 0);
-    memset(p, 0xa5, at_xhuge_size(bytes));
-    assert_int_equal(p[at_xhuge_size(bytes) - 1], 0xa5);
-    at_xhuge_free(p, bytes);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    assert_int_equal(at_xmap_size(1), page);
+    assert_int_equal(at_xmap_size(page), page);
+    assert_int_equal(at_xmap_size(page + 1), 2 * page);
+    size_t bytes = 3 * ((size_t)2 << 20) + 5;
+    for (int lazy = 0; lazy < 2; lazy++) {
+        unsigned char *p = lazy ? at_xmap_lazy(bytes) : at_xmap(bytes);
+        if (lazy)
+            at_xmap_populate(p, 5, 4 * page + 3);
+        for (size_t i = 0; i < at_xmap_size(bytes); i += page)
+            assert_int_equal(p[i], 0);
+        assert_int_equal(p[at_xmap_size(bytes) - 1], 0);
+        memset(p, 0xa5, at_xmap_size(bytes));
+        assert_int_equal(p[at_xmap_size(bytes) - 1], 0xa5);
+        at_xmap_free(p, bytes);
+    }
 }
 
 /* Stacks over many of the arena's 2 MiB chunks, one stack bigger than a
- * chunk, and a table of slots past 2 MiB (its own huge mapping): every
+ * chunk, and a table of slots past 2 MiB (a mapping of its own): every
  * stack found again by its frames and by its id, its frames intact. */
-static void stacks_over_many_huge_chunks_stay_intact(void **state)
+static void stacks_over_many_mapped_chunks_stay_intact(void **state)
 {
     (void)state;
     enum { N = 150000, DEPTH = 12, BIG = 200000 };
@@ -311,8 +315,8 @@ int main(void)
         cmocka_unit_test(equal_frame_lists_intern_to_one_stack),
         cmocka_unit_test(stacks_differing_in_text_or_length_are_distinct),
         cmocka_unit_test(many_stacks_survive_table_growth),
-        cmocka_unit_test(huge_memory_is_zeroed_aligned_and_whole),
-        cmocka_unit_test(stacks_over_many_huge_chunks_stay_intact),
+        cmocka_unit_test(mapped_memory_is_zeroed_and_whole),
+        cmocka_unit_test(stacks_over_many_mapped_chunks_stay_intact),
         cmocka_unit_test(a_frame_text_is_kept_once_across_stacks),
         cmocka_unit_test(stacks_whose_texts_differ_only_between_the_sampled_bytes_are_distinct),
         cmocka_unit_test(a_stack_interned_with_kept_texts_is_the_same_stack),
