@@ -118,7 +118,8 @@ void at_an_thread_call(at_an_thread *q, const at_call *c)
     }
     batch *b = &q->ring[q->fill];
     at_call *w = &b->calls[b->n++];
-    *w = *c;
+    at_call_copy_fresh(w, c); /* c was just built by the stage before: trace.h */
+    w->stack = c->stack;
     w->nargs = 0;
     w->args = NULL;
     if (b->n == BATCH)
