@@ -17,11 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The arena's chunks are mappings of 2 MiB (or a bigger request) with
- * their pages present (at_xmap): a cc1plus trace's stacks are 40 MB, and
- * their first copies into calloc'd chunks took 10,000 page faults on the
- * reading thread. */
-#define ARENA_CHUNK ((size_t)2 << 20)
+/* The arena's chunks are mappings with their pages present (at_xmap),
+ * 64 KiB doubled up to 2 MiB (at_xmap_step), or a bigger request: a
+ * cc1plus trace's stacks are 40 MB, and their first copies into calloc'd
+ * chunks took 10,000 page faults on the reading thread. */
 
 typedef struct arena_chunk {
     struct arena_chunk *next;
@@ -58,7 +57,8 @@ static void *arena_alloc(at_stack_table *t, size_t n)
     n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     arena_chunk *c = t->chunks;
     if (!c || c->size - c->used < n) {
-        size_t size = at_xmap_size(sizeof *c + (n > ARENA_CHUNK ? n : ARENA_CHUNK)) - sizeof *c;
+        size_t step = at_xmap_step(c ? sizeof *c + c->size : 0);
+        size_t size = at_xmap_size(sizeof *c + n > step ? sizeof *c + n : step) - sizeof *c;
         c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = t->chunks;

@@ -69,6 +69,12 @@ size_t at_xmap_size(size_t bytes)
     return (bytes + page - 1) & ~(page - 1);
 }
 
+size_t at_xmap_step(size_t last)
+{
+    size_t first = (size_t)64 << 10, most = (size_t)2 << 20;
+    return last < first ? first : last >= most / 2 ? most : 2 * last;
+}
+
 void *at_xmap_lazy(size_t bytes)
 {
     void *p = mmap(NULL, at_xmap_size(bytes), PROT_READ | PROT_WRITE,

@@ -38,6 +38,10 @@ void at_xmap_populate(void *p, size_t from, size_t to);
 void at_xmap_free(void *p, size_t bytes);
 /* The size at_xmap rounds `bytes` up to (whole pages). */
 size_t at_xmap_size(size_t bytes);
+/* How much an arena grown in steps takes next after a step of `last`
+ * bytes (0: none yet): 64 KiB, doubled up to 2 MiB, so that a small trace
+ * (a test, a fuzz input) does not pay for megabytes made present. */
+size_t at_xmap_step(size_t last);
 char *at_xstrdup(const char *s);
 /* Exactly n bytes, NULs included, then a NUL: unlike strndup it does not
  * stop at a NUL (records keep fields with their length, and a field of a

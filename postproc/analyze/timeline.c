@@ -9,7 +9,7 @@
  * array in place and keeps every site's ticks in order.
  *
  * The ticks live in a mapping of their own, AT_AN_MAX_TICKS long from the
- * start, its pages made present 2 MiB at a time as the ticks reach them
+ * start, its pages made present in steps as the ticks reach them
  * (at_xmap_lazy, at_xmap_populate): grown by doubling with realloc, a
  * compiler's trace copied 25 MB of them into fresh pages, a page fault
  * every 4 KiB on the analyzer's thread, and the sorted copy faulted again
@@ -50,10 +50,11 @@ void at_an_timeline_free(at_an_timeline *tl)
     free(tl);
 }
 
-/* The next 2 MiB of the ticks' mapping made present. */
+/* The next step of the ticks' mapping made present (at_xmap_step: as
+ * much again as is present, from 64 KiB up to 2 MiB at a time). */
 static void populate_more(at_an_timeline *tl)
 {
-    size_t end = tl->ready + ((size_t)2 << 20), all = tl->cap * sizeof *tl->v;
+    size_t end = tl->ready + at_xmap_step(tl->ready), all = tl->cap * sizeof *tl->v;
     if (end > all)
         end = all;
     at_xmap_populate(tl->v, tl->ready, end);

@@ -92,11 +92,11 @@ typedef struct raw_slot {
     const at_stack *stack; /* NULL: empty */
 } raw_slot;
 
-/* The lists' copies, kept to the reader's end: bumped out of 2 MiB
- * mappings with their pages present (at_xmap). A malloc each was 13 MB
- * in 34,000 blocks on a cc1plus trace, 3,000 page faults as the heap grew
- * and 3,000 more as the copies first touched it, on the reading thread. */
-#define LIST_CHUNK ((size_t)2 << 20)
+/* The lists' copies, kept to the reader's end: bumped out of mappings
+ * with their pages present (at_xmap), 64 KiB doubled up to 2 MiB. A malloc
+ * each was 13 MB in 34,000 blocks on a cc1plus trace, 3,000 page faults
+ * as the heap grew and 3,000 more as the copies first touched it, on the
+ * reading thread. */
 typedef struct list_chunk {
     struct list_chunk *next;
     size_t used, size;
@@ -982,7 +982,8 @@ static char *keep_list(reader *r, const char *p, size_t len)
 {
     list_chunk *c = r->lists;
     if (!c || c->size - c->used < len) {
-        size_t size = at_xmap_size(sizeof *c + (len > LIST_CHUNK ? len : LIST_CHUNK)) - sizeof *c;
+        size_t step = at_xmap_step(c ? sizeof *c + c->size : 0);
+        size_t size = at_xmap_size(sizeof *c + len > step ? sizeof *c + len : step) - sizeof *c;
         c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = r->lists;
