@@ -27,7 +27,7 @@ void *at_xgrow_to(void *p, size_t *n, size_t index, size_t size, size_t first);
  * that only grow: their first touches were 23,000 page faults, an eighth
  * of the reading thread's time, on a compiler's trace. Huge pages were
  * tried instead and left: the kernel's clearing of each 2 MiB page cost
- * from nothing to 150 ms a run on this VM. Kernels before 5.14 refuse the
+ * from nothing to 160 ms a run on this VM. Kernels before 5.14 refuse the
  * advice: the pages then come on first touch, as with malloc. Freed with
  * at_xmap_free and the same size. */
 void *at_xmap(size_t bytes);
