@@ -330,12 +330,14 @@ static const char *const kind_lines[] = {
  * comment, not to the program's stderr: the blocks then count as not
  * classified, which the gate fails on. */
 static uint8_t *classify(const struct at_live_block *all, size_t n, const struct at_span *more,
-                         size_t nmore, long helper, void (*read)(void *), void *ctx)
+                         size_t nmore, long helper, void (*read)(void *), void *ctx,
+                         int helped)
 {
     /* mmap, not malloc: a snapshot's clone child (snapshot.c) runs this
      * while a thread of the program may have held an arena's lock. */
     uint8_t *kind = n && at_cfg.leak_kinds ? map_anon(n) : NULL;
-    const char *why = kind ? at_reach_classify_more(all, n, kind, more, nmore, helper, read, ctx) : NULL;
+    const char *why = kind ? at_reach_classify_more(all, n, kind, more, nmore, helper, read, ctx, helped)
+                           : NULL;
     if (why) {
         char line[160] = "## leak kinds not written: ";
         size_t len = strlen(line), w = strlen(why);
@@ -971,7 +973,7 @@ static void report(int emergency, int last)
     };
     uint8_t *kind = emergency ? NULL
                               : classify(all, n, more, sizeof more / sizeof *more, sh.tid,
-                                         h.stack ? let_move : NULL, &sh);
+                                         h.stack ? let_move : NULL, &sh, helped);
     if (h.stack) {
         let_move(&sh);
         helper_join(&h);
