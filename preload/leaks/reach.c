@@ -933,17 +933,11 @@ static int heuristic(const struct scan *s, struct blk *b, uintptr_t p)
     return 0;
 }
 
-static void give(struct scan *s);
-
-/* The block's first line is prefetched: it is read when popped. A
- * marking thread whose partner waits for work gives it some (see
- * mark_shared). */
+/* The block's first line is prefetched: it is read when popped. */
 static inline void push(struct scan *s, size_t i)
 {
     s->stack[s->top++] = (uint32_t)i;
     __builtin_prefetch((const void *)s->b[i].start);
-    if (s->pool)
-        give(s);
 }
 
 /* A FILE of stdio (its _flags carry _IO_MAGIC): a stream the program left
@@ -958,25 +952,44 @@ static int is_stream(const struct blk *b)
  * may_be_block passed. */
 /* Block i (or -1), pointed to by p, found from a root or from a block
  * being marked. */
-/* Raises b's state from `old` to `to`; 0 when another marking thread
- * changed it first (then `old` is what it found). */
-static inline int rise(const struct scan *s, struct blk *b, uint8_t *old, uint8_t to)
-{
-    if (!s->pool) {
-        b->state = to;
-        return 1;
-    }
-    return __atomic_compare_exchange_n(&b->state, old, to, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-
 static void reach_block(struct scan *s, uintptr_t p, long i, enum from from)
 {
     if (i < 0)
         return;
     struct blk *b = &s->b[i];
-    uint8_t st = state_of(b);
+    if (b->state == REACHABLE || b->state == LIBC)
+        return;
+    if (from == FROM_LIBC) {
+        if (b->state == UNREACHED) {
+            b->state = is_stream(b) ? REACHABLE : LIBC;
+            push(s, (size_t)i);
+        }
+        return;
+    }
     /* Only a word found from a root or a reachable block can make a
      * block reachable: for the others the heuristics need not run. */
+    if (from == FROM_DEFINITE && (p == b->start || heuristic(s, b, p))) {
+        b->state = REACHABLE;
+        push(s, (size_t)i);
+    } else if (b->state == UNREACHED) {
+        b->state = POSSIBLE;
+        push(s, (size_t)i);
+    }
+}
+
+static inline void give(struct scan *s);
+
+/* The same while two threads mark (see mark_shared): a state rises only
+ * by a compare-and-swap from the state it was read as, and whichever
+ * thread raises it pushes the block; the other, finding it risen, tries
+ * again. A thread whose partner waits for work then gives it some. Apart
+ * from reach_block, which one thread keeps free of atomics. */
+static void reach_block_shared(struct scan *s, uintptr_t p, long i, enum from from)
+{
+    if (i < 0)
+        return;
+    struct blk *b = &s->b[i];
+    uint8_t st = state_of(b);
     int definite = -1;   /* not asked yet */
     for (;;) {
         if (st == REACHABLE || st == LIBC)
@@ -996,10 +1009,10 @@ static void reach_block(struct scan *s, uintptr_t p, long i, enum from from)
             else
                 return;
         }
-        /* A state only rises: whichever thread raises it pushes the
-         * block, and the other one, finding it risen, tries again. */
-        if (rise(s, b, &st, to)) {
+        if (__atomic_compare_exchange_n(&b->state, &st, to, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
             push(s, (size_t)i);
+            give(s);
             return;
         }
     }
@@ -1022,14 +1035,20 @@ static void defer_one(struct scan *s)
     s->ring_head = (s->ring_head + 1) % AHEAD;
     s->ring_n--;
     size_t g = e->r ? grain_entry(s, e->p, e->r) : e->g;
-    reach_block(s, e->p, block_from(s, e->p, g), (enum from)e->from);
+    if (s->pool)
+        reach_block_shared(s, e->p, block_from(s, e->p, g), (enum from)e->from);
+    else
+        reach_block(s, e->p, block_from(s, e->p, g), (enum from)e->from);
 }
 
 static __attribute__((noinline)) void defer(struct scan *s, uintptr_t p, uint32_t r,
                                             enum from from)
 {
     if (!s->chunks) {
-        reach_block(s, p, block_at(s, p, r), from);
+        if (s->pool)
+            reach_block_shared(s, p, block_at(s, p, r), from);
+        else
+            reach_block(s, p, block_at(s, p, r), from);
         return;
     }
     if (s->ring_n == AHEAD)
@@ -1144,7 +1163,7 @@ static void scan_block(struct scan *s, const struct blk *b, enum from from)
  * meanwhile), besides when pushed. */
 #define POP_AHEAD 4
 
-static int take(struct scan *s);
+static __attribute__((noinline, cold)) int take(struct scan *s);
 
 static void mark(struct scan *s)
 {
@@ -1161,7 +1180,7 @@ static void mark(struct scan *s)
             __builtin_prefetch((const void *)s->b[s->stack[s->top - POP_AHEAD]].start);
         if (!b->readable)
             continue;
-        uint8_t st = state_of(b);
+        uint8_t st = s->pool ? state_of(b) : b->state;
         scan_block(s, b,
                    st == LIBC       ? FROM_LIBC
                    : st == POSSIBLE ? FROM_POSSIBLE
@@ -1212,12 +1231,8 @@ static void pool_unlock(struct pool *p)
     __atomic_store_n(&p->lock, 0, __ATOMIC_RELEASE);
 }
 
-static void give(struct scan *s)
+static __attribute__((noinline)) void give_now(struct scan *s, struct pool *p)
 {
-    struct pool *p = s->pool;
-    if (!__atomic_load_n(&p->hungry, __ATOMIC_RELAXED) || s->top < GIVE_FROM ||
-        __atomic_load_n(&p->n, __ATOMIC_RELAXED))
-        return;
     pool_lock(p);
     if (p->hungry && !p->n) {
         size_t k = s->top / 2 < POOL_MAX ? s->top / 2 : POOL_MAX;
@@ -1226,6 +1241,14 @@ static void give(struct scan *s)
         __atomic_store_n(&p->n, k, __ATOMIC_RELAXED);
     }
     pool_unlock(p);
+}
+
+static inline void give(struct scan *s)
+{
+    struct pool *p = s->pool;
+    if (__atomic_load_n(&p->hungry, __ATOMIC_RELAXED) && s->top >= GIVE_FROM &&
+        !__atomic_load_n(&p->n, __ATOMIC_RELAXED))
+        give_now(s, p);
 }
 
 /* The pool's blocks onto s's empty stack (under the lock). */
