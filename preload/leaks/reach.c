@@ -40,6 +40,10 @@
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
+ * Step 2's marking from the roots runs on two threads when the caller
+ * allows a helper (the report at exit, a core free: see mark_shared); a
+ * block's state then rises only by a compare-and-swap, and the kinds are
+ * one thread's.
  *
  * memcheck's default interior-pointer heuristics (--leak-check-heuristics
  * =all): stdstring (old COW std::string: length, capacity, refcount, then
