@@ -398,13 +398,16 @@ static void write_summary(size_t written, uint64_t bytes, int emergency)
     at_writer_direct(s, (size_t)(p - s), 0);
 }
 
-/* A block as its record's event; with its site's frames or without. */
-static struct at_event block_event(const struct at_live_block *b, int frames)
+/* A block as its record's event; with its site's frames or without.
+ * no_time: its call line has no time (see mark_no_times), which is then
+ * not worked out from its key: at exit nearly every block's. */
+static struct at_event block_event(const struct at_live_block *b, int frames, int no_time)
 {
     const struct at_stack *st = b->stack;
     return (struct at_event){
         .fn = (enum at_fn)st->fn, .size = at_live_size(b), .id = b->id,
-        .alignment = st->alignment, .ctx = st->ctx, .time_us = at_live_time_us(b),
+        .alignment = st->alignment, .ctx = st->ctx,
+        .time_us = no_time ? 0 : at_live_time_us(b), .no_time = no_time,
         .frames = (void **)st->frames, .nframes = frames ? st->n : 0,
     };
 }
@@ -425,7 +428,7 @@ static uint64_t write_plain(const struct at_live_block *all, size_t n, const uin
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        struct at_event e = block_event(&all[i], 1);
+        struct at_event e = block_event(&all[i], 1, 0);
         put_kind(kind, i);
         emit(i + 1, buf, at_format_body(buf, &e), emergency);
         bytes += e.size;
@@ -569,8 +572,8 @@ static size_t format_piece(const struct grouping *g, const struct group *gr, siz
     char *p = out;
     for (; b != stop && (count == 0 || (size_t)(p - out) + AT_HEAD_MAX + 24 + tail_room <=
                                         GROUP_TEXT); b = g->next[b], count++) {
-        struct at_event e = block_event(&all[b], 0);
-        e.no_time = g->no_time && (g->no_time[b / 64] >> (b % 64) & 1);
+        struct at_event e =
+            block_event(&all[b], 0, g->no_time && (g->no_time[b / 64] >> (b % 64) & 1));
         if (count) {
             p += at_fmt_dec(p, b + 1);
             p = PUT_LIT(p, ". ");
