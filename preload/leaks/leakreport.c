@@ -920,15 +920,52 @@ static size_t no_time_bytes(size_t n)
     return (n + 63) / 64 * sizeof(uint64_t);
 }
 
+static uint64_t block_ms(const struct at_live_block *all, size_t i)
+{
+    return at_live_time_us(&all[i]) / 1000;
+}
+
+/* The end of the run of blocks from i on whose millisecond is ms (block
+ * i's), found by galloping: with TSC keys a block's time is its key's,
+ * which rises with the index (at_stamp_us is monotonic), so the run is
+ * a prefix, and a millisecond of perl's allocations (thousands of
+ * blocks) costs a few dozen conversions instead of one a block. */
+static size_t same_ms_end(const struct at_live_block *all, size_t n, size_t i, uint64_t ms)
+{
+    size_t lo = i + 1, step = 1;   /* [i, lo) known in ms */
+    while (lo + step - 1 < n && block_ms(all, lo + step - 1) == ms) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = lo + step - 1 < n ? lo + step - 1 : n;   /* hi: not in ms, or n */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (block_ms(all, mid) == ms)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void mark_no_times(struct grouping *g, const struct at_live_block *all, size_t n)
 {
     g->no_time = map_anon(no_time_bytes(n));
     if (!g->no_time)
         return;   /* every time written: right, only longer */
+    /* Without TSC keys a block's time is a clock reading of its own,
+     * which need not rise with the index: each is looked at. */
+    int monotonic = at_clock_tsc();
     uint64_t last_ms = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
-        if (!at_time_moves_on(&last_ms, at_live_time_us(&all[i])))
+    for (size_t i = 0; i < n;) {
+        if (at_time_moves_on(&last_ms, at_live_time_us(&all[i]))) {
+            i++;
+            continue;
+        }
+        size_t end = monotonic ? same_ms_end(all, n, i, last_ms) : i + 1;
+        for (; i < end; i++)
             g->no_time[i / 64] |= 1ull << (i % 64);
+    }
 }
 
 static void grouping_free(struct grouping *g)
