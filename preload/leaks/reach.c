@@ -1721,8 +1721,8 @@ const char *at_reach_classify_more(const struct at_live_block *all, size_t n, ui
     s.b = scratch(s.blen);
     s.stack = scratch(slen);
     s.maps = scratch(mlen);
-    /* What a marking helper needs (see mark_shared), mapped before the
-     * maps are read: the roots leave it out. Without it, one thread. */
+    /* What a marking helper needs (see mark_shared): scratch, left out
+     * of the roots as the scan's own below. Without it, one thread. */
     struct marker *m = NULL;
     struct pool *pool = NULL;
     if (mark_helper) {
