@@ -729,14 +729,16 @@ const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t
  * tables) and the thread `helper` (a thread id, or 0: a helper of the
  * caller's, not one of the program's threads), and calling read(ctx) as
  * soon as the scan no longer reads `all` (it may then change under the
- * scan; read is called once at most, and may not be called at all). */
+ * scan; read is called once at most, and may not be called at all).
+ * mark_helper: the marking may take a thread of its own (reach.c's
+ * mark_shared), joined before it returns. */
 struct at_span {
     const void *p;
     size_t len;
 };
 const char *at_reach_classify_more(const struct at_live_block *all, size_t n, uint8_t *kind,
                                    const struct at_span *more, size_t nmore, long helper,
-                                   void (*read)(void *ctx), void *ctx) AT_HIDDEN;
+                                   void (*read)(void *ctx), void *ctx, int mark_helper) AT_HIDDEN;
 /* A snapshot of the live process (snapshot.c). at_reach_thread_sps, in
  * the process, reads the stack pointers of its threads other than the
  * caller that sit in a system call (/proc/self/task/TID/syscall) into

@@ -330,12 +330,14 @@ static const char *const kind_lines[] = {
  * comment, not to the program's stderr: the blocks then count as not
  * classified, which the gate fails on. */
 static uint8_t *classify(const struct at_live_block *all, size_t n, const struct at_span *more,
-                         size_t nmore, long helper, void (*read)(void *), void *ctx)
+                         size_t nmore, long helper, void (*read)(void *), void *ctx,
+                         int helped)
 {
     /* mmap, not malloc: a snapshot's clone child (snapshot.c) runs this
      * while a thread of the program may have held an arena's lock. */
     uint8_t *kind = n && at_cfg.leak_kinds ? map_anon(n) : NULL;
-    const char *why = kind ? at_reach_classify_more(all, n, kind, more, nmore, helper, read, ctx) : NULL;
+    const char *why = kind ? at_reach_classify_more(all, n, kind, more, nmore, helper, read, ctx, helped)
+                           : NULL;
     if (why) {
         char line[160] = "## leak kinds not written: ";
         size_t len = strlen(line), w = strlen(why);
@@ -396,13 +398,16 @@ static void write_summary(size_t written, uint64_t bytes, int emergency)
     at_writer_direct(s, (size_t)(p - s), 0);
 }
 
-/* A block as its record's event; with its site's frames or without. */
-static struct at_event block_event(const struct at_live_block *b, int frames)
+/* A block as its record's event; with its site's frames or without.
+ * no_time: its call line has no time (see mark_no_times), which is then
+ * not worked out from its key: at exit nearly every block's. */
+static struct at_event block_event(const struct at_live_block *b, int frames, int no_time)
 {
     const struct at_stack *st = b->stack;
     return (struct at_event){
         .fn = (enum at_fn)st->fn, .size = at_live_size(b), .id = b->id,
-        .alignment = st->alignment, .ctx = st->ctx, .time_us = at_live_time_us(b),
+        .alignment = st->alignment, .ctx = st->ctx,
+        .time_us = no_time ? 0 : at_live_time_us(b), .no_time = no_time,
         .frames = (void **)st->frames, .nframes = frames ? st->n : 0,
     };
 }
@@ -423,7 +428,7 @@ static uint64_t write_plain(const struct at_live_block *all, size_t n, const uin
 {
     uint64_t bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        struct at_event e = block_event(&all[i], 1);
+        struct at_event e = block_event(&all[i], 1, 0);
         put_kind(kind, i);
         emit(i + 1, buf, at_format_body(buf, &e), emergency);
         bytes += e.size;
@@ -567,8 +572,8 @@ static size_t format_piece(const struct grouping *g, const struct group *gr, siz
     char *p = out;
     for (; b != stop && (count == 0 || (size_t)(p - out) + AT_HEAD_MAX + 24 + tail_room <=
                                         GROUP_TEXT); b = g->next[b], count++) {
-        struct at_event e = block_event(&all[b], 0);
-        e.no_time = g->no_time && (g->no_time[b / 64] >> (b % 64) & 1);
+        struct at_event e =
+            block_event(&all[b], 0, g->no_time && (g->no_time[b / 64] >> (b % 64) & 1));
         if (count) {
             p += at_fmt_dec(p, b + 1);
             p = PUT_LIT(p, ". ");
@@ -915,15 +920,52 @@ static size_t no_time_bytes(size_t n)
     return (n + 63) / 64 * sizeof(uint64_t);
 }
 
+static uint64_t block_ms(const struct at_live_block *all, size_t i)
+{
+    return at_live_time_us(&all[i]) / 1000;
+}
+
+/* The end of the run of blocks from i on whose millisecond is ms (block
+ * i's), found by galloping: with TSC keys a block's time is its key's,
+ * which rises with the index (at_stamp_us is monotonic), so the run is
+ * a prefix, and a millisecond of perl's allocations (thousands of
+ * blocks) costs a few dozen conversions instead of one a block. */
+static size_t same_ms_end(const struct at_live_block *all, size_t n, size_t i, uint64_t ms)
+{
+    size_t lo = i + 1, step = 1;   /* [i, lo) known in ms */
+    while (lo + step - 1 < n && block_ms(all, lo + step - 1) == ms) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = lo + step - 1 < n ? lo + step - 1 : n;   /* hi: not in ms, or n */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (block_ms(all, mid) == ms)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static void mark_no_times(struct grouping *g, const struct at_live_block *all, size_t n)
 {
     g->no_time = map_anon(no_time_bytes(n));
     if (!g->no_time)
         return;   /* every time written: right, only longer */
+    /* Without TSC keys a block's time is a clock reading of its own,
+     * which need not rise with the index: each is looked at. */
+    int monotonic = at_clock_tsc();
     uint64_t last_ms = UINT64_MAX;
-    for (size_t i = 0; i < n; i++)
-        if (!at_time_moves_on(&last_ms, at_live_time_us(&all[i])))
+    for (size_t i = 0; i < n;) {
+        if (at_time_moves_on(&last_ms, at_live_time_us(&all[i]))) {
+            i++;
+            continue;
+        }
+        size_t end = monotonic ? same_ms_end(all, n, i, last_ms) : i + 1;
+        for (; i < end; i++)
             g->no_time[i / 64] |= 1ull << (i % 64);
+    }
 }
 
 static void grouping_free(struct grouping *g)
@@ -971,7 +1013,7 @@ static void report(int emergency, int last)
     };
     uint8_t *kind = emergency ? NULL
                               : classify(all, n, more, sizeof more / sizeof *more, sh.tid,
-                                         h.stack ? let_move : NULL, &sh);
+                                         h.stack ? let_move : NULL, &sh, helped);
     if (h.stack) {
         let_move(&sh);
         helper_join(&h);

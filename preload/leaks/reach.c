@@ -40,6 +40,10 @@
  * 3. Then each block still unreached, in address order, heads a "clique":
  *    every unreached block found from it (any pointer into it) becomes
  *    indirectly lost; the heads left are definitely lost.
+ * Step 2's marking from the roots runs on two threads when the caller
+ * allows a helper (the report at exit, a core free: see mark_shared); a
+ * block's state then rises only by a compare-and-swap, and the kinds are
+ * one thread's.
  *
  * memcheck's default interior-pointer heuristics (--leak-check-heuristics
  * =all): stdstring (old COW std::string: length, capacity, refcount, then
@@ -70,6 +74,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -107,6 +112,13 @@ struct blk {
     uint8_t state, readable;
     uint8_t first_vtable;   /* its first word a vtable: 0 not known yet, 1 no, 2 yes */
 };
+
+/* A block's state, read while another thread may raise it (see
+ * mark_shared). */
+static inline uint8_t state_of(const struct blk *b)
+{
+    return __atomic_load_n(&b->state, __ATOMIC_RELAXED);
+}
 
 /* start + size, or start + 1 for size 0 */
 static inline uintptr_t blk_end(const struct blk *b)
@@ -169,6 +181,8 @@ struct chunk {
     uint32_t *regions;    /* CHUNK_REGIONS entries */
 };
 
+struct pool;
+
 /* A lookup in flight (see defer): r the region entry until the grain
  * entry g is read, then 0. */
 #define AHEAD 64
@@ -191,6 +205,7 @@ struct scan {
     size_t index_len;
     uint32_t *stack;
     size_t top;
+    struct pool *pool;     /* the marking shared with a helper (see mark_shared); NULL: alone */
     struct pending ring[AHEAD];
     unsigned ring_head, ring_n;
     struct map *maps;
@@ -887,11 +902,14 @@ static int is_vtable(const struct scan *s, uintptr_t v)
  * arenas of values) otherwise looked its first word up for each. */
 static int first_is_vtable(const struct scan *s, struct blk *b)
 {
-    if (!b->first_vtable) {
+    /* Two marking threads may both find it: the same value either way. */
+    uint8_t v = __atomic_load_n(&b->first_vtable, __ATOMIC_RELAXED);
+    if (!v) {
         uintptr_t first = word_at(b->start);
-        b->first_vtable = !(first & (WORD - 1)) && first >= PAGE_SZ && is_vtable(s, first) ? 2 : 1;
+        v = !(first & (WORD - 1)) && first >= PAGE_SZ && is_vtable(s, first) ? 2 : 1;
+        __atomic_store_n(&b->first_vtable, v, __ATOMIC_RELAXED);
     }
-    return b->first_vtable == 2;
+    return v == 2;
 }
 
 /* memcheck's heuristics for an interior pointer p into block b. */
@@ -963,6 +981,47 @@ static void reach_block(struct scan *s, uintptr_t p, long i, enum from from)
     }
 }
 
+static inline void give(struct scan *s);
+
+/* The same while two threads mark (see mark_shared): a state rises only
+ * by a compare-and-swap from the state it was read as, and whichever
+ * thread raises it pushes the block; the other, finding it risen, tries
+ * again. A thread whose partner waits for work then gives it some. Apart
+ * from reach_block, which one thread keeps free of atomics. */
+static void reach_block_shared(struct scan *s, uintptr_t p, long i, enum from from)
+{
+    if (i < 0)
+        return;
+    struct blk *b = &s->b[i];
+    uint8_t st = state_of(b);
+    int definite = -1;   /* not asked yet */
+    for (;;) {
+        if (st == REACHABLE || st == LIBC)
+            return;
+        uint8_t to;
+        if (from == FROM_LIBC) {
+            if (st != UNREACHED)
+                return;
+            to = is_stream(b) ? REACHABLE : LIBC;
+        } else {
+            if (definite < 0)
+                definite = from == FROM_DEFINITE && (p == b->start || heuristic(s, b, p));
+            if (definite)
+                to = REACHABLE;
+            else if (st == UNREACHED)
+                to = POSSIBLE;
+            else
+                return;
+        }
+        if (__atomic_compare_exchange_n(&b->state, &st, to, 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+            push(s, (size_t)i);
+            give(s);
+            return;
+        }
+    }
+}
+
 /*
  * Lookups in flight. A word that may point into a block takes two reads
  * the caches rarely hold with a large heap: its grain entry, then the
@@ -980,14 +1039,20 @@ static void defer_one(struct scan *s)
     s->ring_head = (s->ring_head + 1) % AHEAD;
     s->ring_n--;
     size_t g = e->r ? grain_entry(s, e->p, e->r) : e->g;
-    reach_block(s, e->p, block_from(s, e->p, g), (enum from)e->from);
+    if (s->pool)
+        reach_block_shared(s, e->p, block_from(s, e->p, g), (enum from)e->from);
+    else
+        reach_block(s, e->p, block_from(s, e->p, g), (enum from)e->from);
 }
 
 static __attribute__((noinline)) void defer(struct scan *s, uintptr_t p, uint32_t r,
                                             enum from from)
 {
     if (!s->chunks) {
-        reach_block(s, p, block_at(s, p, r), from);
+        if (s->pool)
+            reach_block_shared(s, p, block_at(s, p, r), from);
+        else
+            reach_block(s, p, block_at(s, p, r), from);
         return;
     }
     if (s->ring_n == AHEAD)
@@ -1102,13 +1167,16 @@ static void scan_block(struct scan *s, const struct blk *b, enum from from)
  * meanwhile), besides when pushed. */
 #define POP_AHEAD 4
 
+static __attribute__((noinline, cold)) int take(struct scan *s);
+
 static void mark(struct scan *s)
 {
     for (;;) {
         if (!s->top) {
-            if (!s->ring_n)
+            if (s->ring_n)
+                defer_one(s);
+            else if (!s->pool || !take(s))
                 return;
-            defer_one(s);
             continue;
         }
         struct blk *b = &s->b[s->stack[--s->top]];
@@ -1116,11 +1184,167 @@ static void mark(struct scan *s)
             __builtin_prefetch((const void *)s->b[s->stack[s->top - POP_AHEAD]].start);
         if (!b->readable)
             continue;
+        uint8_t st = s->pool ? state_of(b) : b->state;
         scan_block(s, b,
-                   b->state == LIBC       ? FROM_LIBC
-                   : b->state == POSSIBLE ? FROM_POSSIBLE
-                                          : FROM_DEFINITE);
+                   st == LIBC       ? FROM_LIBC
+                   : st == POSSIBLE ? FROM_POSSIBLE
+                                    : FROM_DEFINITE);
     }
+}
+
+/*
+ * The marking from the roots on two threads (the exit's helper thread,
+ * when the caller allows one: a core looks free). The second thread is
+ * started once the roots are scanned, and marks with a struct scan of its
+ * own (its own stack, its own ring of lookups in flight) over the same
+ * blocks and tables. Marking converges to the same states in any order
+ * (see defer), so two threads do too, provided a rise is never lost: a
+ * state changes only by a compare-and-swap from the state it was read
+ * as, and whichever thread wins pushes the block, so every rise is
+ * scanned once, as on one thread; each stack then holds at most the 2n
+ * pushes the single stack had room for. Work goes from one to the other
+ * through a pool: a thread with nothing left says so (`hungry`), and the
+ * other, at its next push, gives it the upper half of its stack (up to
+ * POOL_MAX). The marking ends when both wait with the pool empty. A
+ * helper that starts late, after the report's thread found nothing
+ * left, finds the marking over and returns. Only the first marking is
+ * shared (the roots' pass: nearly all of it); glibc's pass and the
+ * cliques stay on one thread.
+ */
+#define POOL_MAX 65536
+#define GIVE_FROM 64   /* a stack this deep gives half */
+
+struct pool {
+    int lock;
+    int workers, hungry, done;
+    size_t n;
+    uint32_t item[POOL_MAX];
+};
+
+static void pool_lock(struct pool *p)
+{
+    for (unsigned spins = 0; __atomic_exchange_n(&p->lock, 1, __ATOMIC_ACQUIRE); spins++)
+        if (spins % 64 == 63)
+            sched_yield();
+        else
+            __builtin_ia32_pause();
+}
+
+static void pool_unlock(struct pool *p)
+{
+    __atomic_store_n(&p->lock, 0, __ATOMIC_RELEASE);
+}
+
+static __attribute__((noinline)) void give_now(struct scan *s, struct pool *p)
+{
+    pool_lock(p);
+    if (p->hungry && !p->n) {
+        size_t k = s->top / 2 < POOL_MAX ? s->top / 2 : POOL_MAX;
+        s->top -= k;
+        memcpy(p->item, s->stack + s->top, k * sizeof *p->item);
+        __atomic_store_n(&p->n, k, __ATOMIC_RELAXED);
+    }
+    pool_unlock(p);
+}
+
+static inline void give(struct scan *s)
+{
+    struct pool *p = s->pool;
+    if (__atomic_load_n(&p->hungry, __ATOMIC_RELAXED) && s->top >= GIVE_FROM &&
+        !__atomic_load_n(&p->n, __ATOMIC_RELAXED))
+        give_now(s, p);
+}
+
+/* The pool's blocks onto s's empty stack (under the lock). */
+static void take_all(struct scan *s, struct pool *p)
+{
+    memcpy(s->stack, p->item, p->n * sizeof *p->item);
+    s->top = p->n;
+    __atomic_store_n(&p->n, 0, __ATOMIC_RELAXED);
+}
+
+/* Work from the pool, waiting for it; 0 when the marking is over. */
+static int take(struct scan *s)
+{
+    struct pool *p = s->pool;
+    pool_lock(p);
+    if (p->n) {
+        take_all(s, p);
+        pool_unlock(p);
+        return 1;
+    }
+    if (++p->hungry == p->workers)
+        __atomic_store_n(&p->done, 1, __ATOMIC_RELAXED);
+    for (unsigned spins = 0;; spins++) {
+        if (p->done) {
+            pool_unlock(p);
+            return 0;
+        }
+        if (p->n) {
+            p->hungry--;
+            take_all(s, p);
+            pool_unlock(p);
+            return 1;
+        }
+        pool_unlock(p);
+        while (!__atomic_load_n(&p->done, __ATOMIC_RELAXED) &&
+               !__atomic_load_n(&p->n, __ATOMIC_RELAXED)) {
+            if (++spins % 64 == 0)
+                sched_yield();
+            else
+                __builtin_ia32_pause();
+        }
+        pool_lock(p);
+    }
+}
+
+struct marker {
+    struct scan s;     /* the helper's: its own stack and ring */
+    uint32_t *stack2;  /* its stack of blocks, as long as the first */
+    void *stack;       /* the thread's */
+    pthread_t t;
+};
+
+#define MARKER_STACK (256ul << 10)
+
+static void *marker_thread(void *arg)
+{
+    at_guard = 1;
+    struct scan *s = &((struct marker *)arg)->s;
+    struct pool *p = s->pool;
+    pool_lock(p);
+    int late = p->done;
+    if (!late)
+        p->workers++;
+    pool_unlock(p);
+    if (!late)
+        mark(s);
+    return NULL;
+}
+
+/* The first marking, on two threads when the caller mapped what a helper
+ * needs (m, p) and one can be started, else on one. */
+static void mark_shared(struct scan *s, struct marker *m, struct pool *p)
+{
+    if (!m || !p) {
+        mark(s);
+        return;
+    }
+    m->s = *s;
+    m->s.stack = m->stack2;
+    m->s.top = 0;
+    m->s.ring_head = m->s.ring_n = 0;
+    p->workers = 1;
+    s->pool = p;
+    m->s.pool = p;
+    if (at_thread_run(marker_thread, m, "alloctrace-exit", m->stack, MARKER_STACK, &m->t) != 0) {
+        s->pool = NULL;
+        mark(s);
+        return;
+    }
+    mark(s);
+    pthread_join(m->t, NULL);
+    s->pool = NULL;
 }
 
 /* Step 3: the unreached blocks found from clique head h. */
@@ -1427,7 +1651,7 @@ static int blocks_by_address(struct scan *s, const struct at_live_block *all, si
 }
 
 static int classify(struct scan *s, const struct at_live_block *all, size_t n, uint8_t *kind,
-                    void (*read)(void *ctx), void *ctx)
+                    void (*read)(void *ctx), void *ctx, struct marker *mk, struct pool *p)
 {
     if (blocks_by_address(s, all, n) != 0)
         return -1;
@@ -1451,7 +1675,7 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
     stdio_buffers(s);
     s->root_from = FROM_DEFINITE;
     scan_roots(s);
-    mark(s);
+    mark_shared(s, mk, p);
     s->root_from = FROM_LIBC;
     for (size_t i = 0; i < s->nlibc; i++)
         scan_root_gaps(s, s->libc[i].lo, s->libc[i].hi);
@@ -1466,12 +1690,12 @@ static int classify(struct scan *s, const struct at_live_block *all, size_t n, u
 
 const char *at_reach_classify(const struct at_live_block *all, size_t n, uint8_t *kind)
 {
-    return at_reach_classify_more(all, n, kind, NULL, 0, 0, NULL, NULL);
+    return at_reach_classify_more(all, n, kind, NULL, 0, 0, NULL, NULL, 0);
 }
 
 const char *at_reach_classify_more(const struct at_live_block *all, size_t n, uint8_t *kind,
                                    const struct at_span *more, size_t nmore, long helper,
-                                   void (*read)(void *ctx), void *ctx)
+                                   void (*read)(void *ctx), void *ctx, int mark_helper)
 {
     helper_tid = helper;
     memset(kind, AT_KIND_UNKNOWN, n);
@@ -1497,6 +1721,28 @@ const char *at_reach_classify_more(const struct at_live_block *all, size_t n, ui
     s.b = scratch(s.blen);
     s.stack = scratch(slen);
     s.maps = scratch(mlen);
+    /* What a marking helper needs (see mark_shared): scratch, left out
+     * of the roots as the scan's own below. Without it, one thread. */
+    struct marker *m = NULL;
+    struct pool *pool = NULL;
+    if (mark_helper) {
+        m = scratch(sizeof *m);
+        pool = scratch(sizeof *pool);
+        if (m) {
+            m->stack2 = scratch(slen);
+            m->stack = scratch(MARKER_STACK);
+        }
+        if (!m || !pool || !m->stack2 || !m->stack) {
+            if (m) {
+                scratch_free(m->stack2, slen);
+                scratch_free(m->stack, MARKER_STACK);
+            }
+            scratch_free(m, sizeof *m);
+            scratch_free(pool, sizeof *pool);
+            m = NULL;
+            pool = NULL;
+        }
+    }
     int rc = -1;
     if (!s.excl)
         s.excl_cap = 0;
@@ -1510,7 +1756,19 @@ const char *at_reach_classify_more(const struct at_live_block *all, size_t n, ui
         for (size_t i = 0; i < nmore; i++)
             exclude(&s, more[i].p, more[i].len);
         s.usable = at_real.usable_size;
-        rc = classify(&s, all, n, kind, read, ctx);
+        if (m) {
+            exclude(&s, m, sizeof *m);
+            exclude(&s, pool, sizeof *pool);
+            exclude(&s, m->stack2, slen);
+            exclude(&s, m->stack, MARKER_STACK);
+        }
+        rc = classify(&s, all, n, kind, read, ctx, m, pool);
+    }
+    if (m) {
+        scratch_free(m->stack2, slen);
+        scratch_free(m->stack, MARKER_STACK);
+        scratch_free(m, sizeof *m);
+        scratch_free(pool, sizeof *pool);
     }
     scratch_free(text, cap);
     scratch_free(s.b, s.blen);

@@ -190,6 +190,35 @@ static void dense_small_blocks_as_valgrind(void **state)
     free(prog);
 }
 
+/* Three trees of 40,000 nodes (reach_kinds' trees=N): one kept, one
+ * pointed into, one lost, marked down from their roots after the roots'
+ * scan. threads: ALLOCTRACE_EXIT_THREADS, "1" for the exit's helpers,
+ * whose marking thread then shares that work (reach.c's mark_shared),
+ * "0" for one thread. The kinds are valgrind's either way. */
+static void trees_judged_with_exit_threads(const char *threads)
+{
+    char *prog = PROG("reach_kinds");
+    const char *args[] = { prog, "trees=40000", NULL };
+    const unsigned long long want[4][2] = { { 32, 1 }, { 39999ull * 32, 39999 },
+                                            { 40000ull * 32, 40000 }, { 40000ull * 32, 40000 } };
+    setenv("ALLOCTRACE_EXIT_THREADS", threads, 1);
+    free(judged_as(args, 1, want));
+    unsetenv("ALLOCTRACE_EXIT_THREADS");
+    free(prog);
+}
+
+static void trees_marked_on_two_threads_as_valgrind(void **state)
+{
+    (void)state;
+    trees_judged_with_exit_threads("1");
+}
+
+static void trees_marked_on_one_thread_as_valgrind(void **state)
+{
+    (void)state;
+    trees_judged_with_exit_threads("0");
+}
+
 /* valgrind: "76 (32 direct, 44 indirect) bytes in 1 blocks are definitely
  * lost"; a new[] array pointed to after its count and an object pointed
  * to at its second base are still reachable (memcheck's heuristics); the
@@ -525,6 +554,8 @@ int main(void)
         T(each_kind_counted_as_memcheck_counts_it),
         T(blocks_pointing_into_themselves_as_valgrind),
         T(dense_small_blocks_as_valgrind),
+        T(trees_marked_on_two_threads_as_valgrind),
+        T(trees_marked_on_one_thread_as_valgrind),
         T(cxx_string_and_heuristics_as_valgrind),
         T(pointers_far_into_large_blocks_as_valgrind),
         T(a_hundred_shadow_leaves_as_valgrind),

@@ -16,7 +16,7 @@
  *              its buffer glibc's), the time zone
  *   exitthread 56 bytes held in a local of main, which waits for a thread
  *              that calls exit: main's live frame is a root, the 40 bytes
- *              the thread lost are not (sized=N, self, dense=N: see make_*)
+ *              the thread lost are not (sized=N, self, dense=N, trees=N: make_*)
  * Every allocation happens in its own function and the stack is scrubbed
  * before main returns, so no stale copy of a pointer stays behind. */
 #include <locale.h>
@@ -247,6 +247,39 @@ static __attribute__((noinline)) void make_dense(int n)
     }
 }
 
+/* trees=N (N <= 40000): three binary trees of N 32-byte nodes (left,
+ * right, a number), each node's children allocated after it: one a
+ * global points to (N still reachable), one a global points 8 bytes into
+ * (its root possibly lost, and so each node found from it: N possibly
+ * lost), one no pointer reaches (its root definitely lost, N - 1
+ * indirectly). Most of the marking is then done after the roots, down
+ * the trees: the work the exit's second marking thread shares. */
+static void **tree_kept;
+static char *tree_inner;
+static void **tree_nodes[40000];
+
+static __attribute__((noinline)) void **make_tree(int n)
+{
+    for (int i = 0; i < n; i++) {
+        tree_nodes[i] = calloc(4, 8);
+        tree_nodes[i][2] = (void *)(long)i;
+        if (i > 0)
+            tree_nodes[(i - 1) / 2][i % 2 == 0] = tree_nodes[i];
+    }
+    void **root = tree_nodes[0];
+    memset(tree_nodes, 0, sizeof tree_nodes);
+    return root;
+}
+
+static __attribute__((noinline)) void make_trees(int n)
+{
+    if (n < 1 || n > 40000)
+        return;
+    tree_kept = make_tree(n);
+    tree_inner = (char *)make_tree(n) + 8;
+    make_tree(n);
+}
+
 static __attribute__((noinline)) void scrub(void)
 {
     volatile char pad[16384];
@@ -281,6 +314,8 @@ int main(int argc, char **argv)
             make_far();
         else if (strncmp(argv[i], "dense=", 6) == 0)
             make_dense(atoi(argv[i] + 6));
+        else if (strncmp(argv[i], "trees=", 6) == 0)
+            make_trees(atoi(argv[i] + 6));
         else if (strcmp(argv[i], "self") == 0)
             make_self();
         else if (strcmp(argv[i], "joined") == 0)
