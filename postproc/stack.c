@@ -57,8 +57,7 @@ static void *arena_alloc(at_stack_table *t, size_t n)
     n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
     arena_chunk *c = t->chunks;
     if (!c || c->size - c->used < n) {
-        size_t step = at_xmap_step(c ? sizeof *c + c->size : 0);
-        size_t size = at_xmap_size(sizeof *c + n > step ? sizeof *c + n : step) - sizeof *c;
+        size_t size = at_xmap_chunk(c ? sizeof *c + c->size : 0, sizeof *c + n) - sizeof *c;
         c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = t->chunks;

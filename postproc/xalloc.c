@@ -75,6 +75,12 @@ size_t at_xmap_step(size_t last)
     return last < first ? first : last >= most / 2 ? most : 2 * last;
 }
 
+size_t at_xmap_chunk(size_t last, size_t need)
+{
+    size_t step = at_xmap_step(last);
+    return at_xmap_size(need > step ? need : step);
+}
+
 void *at_xmap_lazy(size_t bytes)
 {
     void *p = mmap(NULL, at_xmap_size(bytes), PROT_READ | PROT_WRITE,

@@ -42,6 +42,10 @@ size_t at_xmap_size(size_t bytes);
  * bytes (0: none yet): 64 KiB, doubled up to 2 MiB, so that a small trace
  * (a test, a fuzz input) does not pay for megabytes made present. */
 size_t at_xmap_step(size_t last);
+/* The bytes of a bump arena's next chunk: the next step after a chunk of
+ * `last` bytes (0: none yet), or `need` (its header included) when more,
+ * in whole pages. */
+size_t at_xmap_chunk(size_t last, size_t need);
 char *at_xstrdup(const char *s);
 /* Exactly n bytes, NULs included, then a NUL: unlike strndup it does not
  * stop at a NUL (records keep fields with their length, and a field of a

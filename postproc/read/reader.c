@@ -982,8 +982,7 @@ static char *keep_list(reader *r, const char *p, size_t len)
 {
     list_chunk *c = r->lists;
     if (!c || c->size - c->used < len) {
-        size_t step = at_xmap_step(c ? sizeof *c + c->size : 0);
-        size_t size = at_xmap_size(sizeof *c + len > step ? sizeof *c + len : step) - sizeof *c;
+        size_t size = at_xmap_chunk(c ? sizeof *c + c->size : 0, sizeof *c + len) - sizeof *c;
         c = at_xmap(sizeof *c + size);
         c->size = size;
         c->next = r->lists;
