@@ -17,23 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The arena's chunks are mappings with their pages present (at_xmap),
- * 64 KiB doubled up to 2 MiB (at_xmap_step), or a bigger request: a
- * cc1plus trace's stacks are 40 MB, and their first copies into calloc'd
- * chunks took 10,000 page faults on the reading thread. */
-
-typedef struct arena_chunk {
-    struct arena_chunk *next;
-    size_t used, size;
-    max_align_t data[];
-} arena_chunk;
+/* The arena (at_arena: chunks with their pages present): a cc1plus
+ * trace's stacks are 40 MB, and their first copies into calloc'd chunks
+ * took 10,000 page faults on the reading thread. */
 
 struct at_stack_table {
     struct stack_slot *slots; /* hash table, power-of-two size */
     uint32_t nslots;
     const at_stack **by_id;
     uint32_t count, cap;
-    arena_chunk *chunks;
+    at_arena arena;
     struct text_slot *texts; /* the frame texts kept, by content */
     size_t ntexts, ctexts;
     const char **own;        /* the same texts by address (see keep_text) */
@@ -54,18 +47,7 @@ typedef struct text_slot {
 
 static void *arena_alloc(at_stack_table *t, size_t n)
 {
-    n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-    arena_chunk *c = t->chunks;
-    if (!c || c->size - c->used < n) {
-        size_t size = at_xmap_chunk(c ? sizeof *c + c->size : 0, sizeof *c + n) - sizeof *c;
-        c = at_xmap(sizeof *c + size);
-        c->size = size;
-        c->next = t->chunks;
-        t->chunks = c;
-    }
-    void *p = (char *)c->data + c->used;
-    c->used += n;
-    return p;
+    return at_arena_alloc(&t->arena, n, sizeof(max_align_t));
 }
 
 /* Slots from 2 MiB up are a mapping of their own with its pages present
@@ -101,10 +83,7 @@ void at_stacks_free(at_stack_table *t)
 {
     if (!t)
         return;
-    for (arena_chunk *c = t->chunks, *next; c; c = next) {
-        next = c->next;
-        at_xmap_free(c, sizeof *c + c->size);
-    }
+    at_arena_free(&t->arena);
     free_slots(t->slots, t->nslots);
     free(t->by_id);
     free(t->texts);

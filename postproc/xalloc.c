@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -75,10 +76,36 @@ size_t at_xmap_step(size_t last)
     return last < first ? first : last >= most / 2 ? most : 2 * last;
 }
 
-size_t at_xmap_chunk(size_t last, size_t need)
+struct at_arena_chunk {
+    struct at_arena_chunk *next;
+    size_t used, size;
+    max_align_t data[];
+};
+
+void *at_arena_alloc(at_arena *a, size_t n, size_t align)
 {
-    size_t step = at_xmap_step(last);
-    return at_xmap_size(need > step ? need : step);
+    struct at_arena_chunk *c = a->chunks;
+    size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+    if (!c || at > c->size || c->size - at < n) {
+        size_t step = at_xmap_step(c ? sizeof *c + c->size : 0), need = sizeof *c + n;
+        size_t bytes = at_xmap_size(need > step ? need : step);
+        c = at_xmap(bytes);
+        c->size = bytes - sizeof *c;
+        c->next = a->chunks;
+        a->chunks = c;
+        at = 0;
+    }
+    c->used = at + n;
+    return (char *)c->data + at;
+}
+
+void at_arena_free(at_arena *a)
+{
+    for (struct at_arena_chunk *c = a->chunks, *next; c; c = next) {
+        next = c->next;
+        at_xmap_free(c, sizeof *c + c->size);
+    }
+    a->chunks = NULL;
 }
 
 void *at_xmap_lazy(size_t bytes)

@@ -42,10 +42,17 @@ size_t at_xmap_size(size_t bytes);
  * bytes (0: none yet): 64 KiB, doubled up to 2 MiB, so that a small trace
  * (a test, a fuzz input) does not pay for megabytes made present. */
 size_t at_xmap_step(size_t last);
-/* The bytes of a bump arena's next chunk: the next step after a chunk of
- * `last` bytes (0: none yet), or `need` (its header included) when more,
- * in whole pages. */
-size_t at_xmap_chunk(size_t last, size_t need);
+/* A bump arena for copies kept to the end and freed all at once (the
+ * interned stacks and their texts, the reader's frame lists): chunks from
+ * at_xmap, 64 KiB doubled up to 2 MiB (at_xmap_step), or a bigger request
+ * whole. All zero is an empty arena. */
+typedef struct at_arena {
+    struct at_arena_chunk *chunks; /* newest first */
+} at_arena;
+/* n bytes at an offset from their chunk's data that is a multiple of
+ * `align` (a power of two; the data is aligned as max_align_t). */
+void *at_arena_alloc(at_arena *a, size_t n, size_t align);
+void at_arena_free(at_arena *a);
 char *at_xstrdup(const char *s);
 /* Exactly n bytes, NULs included, then a NUL: unlike strndup it does not
  * stop at a NUL (records keep fields with their length, and a field of a

@@ -92,16 +92,6 @@ typedef struct raw_slot {
     const at_stack *stack; /* NULL: empty */
 } raw_slot;
 
-/* The lists' copies, kept to the reader's end: bumped out of mappings
- * with their pages present (at_xmap), 64 KiB doubled up to 2 MiB. A malloc
- * each was 13 MB in 34,000 blocks on a cc1plus trace, 3,000 page faults
- * as the heap grew and 3,000 more as the copies first touched it, on the
- * reading thread. */
-typedef struct list_chunk {
-    struct list_chunk *next;
-    size_t used, size;
-    char data[];
-} list_chunk;
 
 typedef struct cache_slot {
     uint64_t hash;
@@ -157,7 +147,11 @@ typedef struct reader {
     size_t ncache, cache_used;
     raw_slot *raw;     /* frame lines as bytes -> interned stack, see feed */
     size_t nraw, raw_used;
-    list_chunk *lists; /* the copies raw's texts point into, newest first */
+    /* the copies raw's texts point into, kept to the reader's end: a
+     * malloc each was 13 MB in 34,000 blocks on a cc1plus trace, 3,000
+     * page faults as the heap grew and 3,000 more as the copies first
+     * touched it, on the reading thread */
+    at_arena lists;
     /* the next block's frame list, found and hashed at its first call
      * line (see look_ahead); list NULL: none */
     const char *list, *list_stop, *list_next;
@@ -970,27 +964,14 @@ static void reader_done(reader *r)
     free(r->abuf);
     free(r->cache);
     free(r->list_stack);
-    for (list_chunk *c = r->lists, *next; c; c = next) {
-        next = c->next;
-        at_xmap_free(c, sizeof *c + c->size);
-    }
+    at_arena_free(&r->lists);
     free(r->raw);
 }
 
 /* A copy of the list p[0..len) that lives as long as the reader. */
 static char *keep_list(reader *r, const char *p, size_t len)
 {
-    list_chunk *c = r->lists;
-    if (!c || c->size - c->used < len) {
-        size_t size = at_xmap_chunk(c ? sizeof *c + c->size : 0, sizeof *c + len) - sizeof *c;
-        c = at_xmap(sizeof *c + size);
-        c->size = size;
-        c->next = r->lists;
-        r->lists = c;
-    }
-    char *q = c->data + c->used;
-    c->used += len;
-    return memcpy(q, p, len);
+    return memcpy(at_arena_alloc(&r->lists, len, 1), p, len);
 }
 
 /* ---- the fast path for repeated frame lists ------------------------------ */
