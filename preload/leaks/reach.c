@@ -952,31 +952,32 @@ static int is_stream(const struct blk *b)
            ((unsigned)((const FILE *)b->start)->_flags & 0xffff0000u) == 0xfbad0000u;
 }
 
-/* A word found from a root or from a block being marked, that
- * may_be_block passed. */
+/* The state block b rises to from st, pointed to by p from `from`, or st
+ * when it does not rise. A state only rises: REACHABLE and LIBC are the
+ * highest. Only a word found from a root or a reachable block can make a
+ * block reachable: for the others the heuristics need not run. */
+static inline uint8_t risen(struct scan *s, struct blk *b, uintptr_t p, enum from from,
+                            uint8_t st)
+{
+    if (st == REACHABLE || st == LIBC)
+        return st;
+    if (from == FROM_LIBC)
+        return st != UNREACHED ? st : is_stream(b) ? REACHABLE : LIBC;
+    if (from == FROM_DEFINITE && (p == b->start || heuristic(s, b, p)))
+        return REACHABLE;
+    return st == UNREACHED ? POSSIBLE : st;
+}
+
 /* Block i (or -1), pointed to by p, found from a root or from a block
- * being marked. */
+ * being marked: pushed when its state rises. */
 static void reach_block(struct scan *s, uintptr_t p, long i, enum from from)
 {
     if (i < 0)
         return;
     struct blk *b = &s->b[i];
-    if (b->state == REACHABLE || b->state == LIBC)
-        return;
-    if (from == FROM_LIBC) {
-        if (b->state == UNREACHED) {
-            b->state = is_stream(b) ? REACHABLE : LIBC;
-            push(s, (size_t)i);
-        }
-        return;
-    }
-    /* Only a word found from a root or a reachable block can make a
-     * block reachable: for the others the heuristics need not run. */
-    if (from == FROM_DEFINITE && (p == b->start || heuristic(s, b, p))) {
-        b->state = REACHABLE;
-        push(s, (size_t)i);
-    } else if (b->state == UNREACHED) {
-        b->state = POSSIBLE;
+    uint8_t to = risen(s, b, p, from, b->state);
+    if (to != b->state) {
+        b->state = to;
         push(s, (size_t)i);
     }
 }
@@ -994,25 +995,10 @@ static void reach_block_shared(struct scan *s, uintptr_t p, long i, enum from fr
         return;
     struct blk *b = &s->b[i];
     uint8_t st = state_of(b);
-    int definite = -1;   /* not asked yet */
     for (;;) {
-        if (st == REACHABLE || st == LIBC)
+        uint8_t to = risen(s, b, p, from, st);
+        if (to == st)
             return;
-        uint8_t to;
-        if (from == FROM_LIBC) {
-            if (st != UNREACHED)
-                return;
-            to = is_stream(b) ? REACHABLE : LIBC;
-        } else {
-            if (definite < 0)
-                definite = from == FROM_DEFINITE && (p == b->start || heuristic(s, b, p));
-            if (definite)
-                to = REACHABLE;
-            else if (st == UNREACHED)
-                to = POSSIBLE;
-            else
-                return;
-        }
         if (__atomic_compare_exchange_n(&b->state, &st, to, 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
             push(s, (size_t)i);
