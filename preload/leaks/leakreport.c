@@ -976,15 +976,15 @@ static void grouping_free(struct grouping *g)
     unmap(g->no_time, no_time_bytes(g->nblocks));
 }
 
-/* last: the process is exiting and nothing reads the live blocks after
- * this report, so their store's memory is given back once they are
- * collected: the scan's and the sort's room then takes its place instead
- * of adding to it (a million live blocks: ~35 MB of slots). */
 static size_t page_up(size_t len)
 {
     return (len + 4095) & ~(size_t)4095;
 }
 
+/* last: the process is exiting and nothing reads the live blocks after
+ * this report, so their store's memory is given back once they are
+ * collected: the scan's and the sort's room then takes its place instead
+ * of adding to it (a million live blocks: ~35 MB of slots). */
 static void report(int emergency, int last)
 {
     size_t n, map_len;
